@@ -1,0 +1,291 @@
+// The grouped GEMM kernel: Y_e = X_e * W_e^T, bf16 in, fp32 accumulate, bf16 out (sm_90a).
+//
+// One CTA = one producer warpgroup (a single thread issues TMA loads into a ring of `stages`
+// shared-memory stages, full/empty mbarriers per stage) + two consumer warpgroups (each owns 64 of
+// the tile's 128 rows and issues wgmma m64nBNk16 from shared memory).
+//
+// CTAs run in clusters of two; CTA blockIdx.x computes work items blockIdx.x, blockIdx.x +
+// gridDim.x, ... (persistent: grid ~ SM count; non-persistent: grid = tile count rounded up to even,
+// one item each), each mapped to a tile by tilesim::tile_at, so the simulator replays this walk.
+// When the pair's two tiles share the W tile (same expert and column) each CTA loads half of it and
+// multicasts to both; when they share the X tile, the same for X. This halves that operand's L2
+// reads: at 128x256 a lone CTA pulls 48 KB per 64-deep k-block, about 9 TB/s from L2 at full
+// tensor rate, more than the H100 L2 delivers (v1, no multicast, measured 653 TFLOP/s; NOTES.md).
+#pragma once
+
+#include <cuda.h>
+#include <cuda_bf16.h>
+
+#include <cstdint>
+
+#include "kernels/grouped_gemm.h"
+#include "kernels/ptx_wrappers.cuh"
+#include "kernels/wgmma.cuh"
+#include "models/launch_order.h"
+
+namespace tilesim::kernels {
+
+// Boxes of one stage: X 128 x 64 and W BN x 64, and halves of each for the multicast split.
+struct TensorMaps {
+  CUtensorMap x;
+  CUtensorMap x_half;
+  CUtensorMap w;
+  CUtensorMap w_half;
+};
+
+struct GroupedGemmParams {
+  LaunchOrder order;
+  TileSpace space;           // row_offsets: device prefix sums of tile rows per expert
+  const int* token_offsets;  // device, experts + 1 prefix sums of tokens
+  __nv_bfloat16* y;          // [total_tokens, n]
+  TileTrace* trace;          // device, one record per linear tile, or nullptr
+  int n;
+  int k_blocks;
+  int stages;
+};
+
+constexpr int kClusterSize = 2;
+
+// Compile-time shape of one instantiation. BLOCK_M and BLOCK_K are fixed by the design: two
+// consumer warpgroups of 64 rows each, and 64 bf16 = 128 bytes = one 128B-swizzle row of K.
+template <int BlockN> struct TileShape {
+  static constexpr int block_m = 128;
+  static constexpr int block_n = BlockN;
+  static constexpr int block_k = 64;
+  static constexpr int consumers = 2;
+  static constexpr int threads = 128 * (consumers + 1);
+  static constexpr int a_bytes = block_m * block_k * 2;
+  static constexpr int b_bytes = block_n * block_k * 2;
+  static constexpr int stage_bytes = a_bytes + b_bytes;
+  static constexpr int accumulators = block_n / 2; // 64 x BlockN fp32 over 128 threads
+  // A stage is free again once every consumer warp of both CTAs of the cluster is done with it.
+  static constexpr int release_arrivals = consumers * 4 * kClusterSize;
+  static int shared_bytes(int stages) { return 1024 + stages * stage_bytes + stages * 16; }
+};
+
+enum class Sharing : int { none, x_tile, w_tile };
+
+struct ClusterTile {
+  TileIndex tile;  // this CTA's tile
+  int linear;      // its work-item index
+  bool store;      // false for the odd last item's partner, which only keeps the pair in step
+  Sharing sharing; // what the pair's two tiles have in common
+};
+
+// Owns the walk: the pair (2c, 2c + 1) of work items goes to cluster c, then + gridDim.x.
+struct TileScheduler {
+  LaunchOrder order;
+  TileSpace space;
+  int pair_first;
+  int rank;
+  int count;
+
+  __device__ explicit TileScheduler(const GroupedGemmParams& params)
+      : order(params.order), space(params.space), pair_first(static_cast<int>(blockIdx.x & ~1u)),
+        rank(static_cast<int>(blockIdx.x & 1u)), count(tile_count(params.space)) {}
+
+  __device__ bool next(ClusterTile& out) {
+    if (pair_first >= count) return false;
+    const TileIndex first = tile_at(order, space, pair_first);
+    const TileIndex second = pair_first + 1 < count ? tile_at(order, space, pair_first + 1) : first;
+    out.tile = rank ? second : first;
+    out.linear = pair_first + rank;
+    out.store = out.linear < count;
+    const bool same_expert = first.expert == second.expert;
+    out.sharing = same_expert && first.col == second.col         ? Sharing::w_tile
+                  : same_expert && first.local_row == second.local_row ? Sharing::x_tile
+                                                                       : Sharing::none;
+    pair_first += static_cast<int>(gridDim.x);
+    return true;
+  }
+};
+
+// Shared-memory ring: stage s holds A (128 x 64) and, in a second array, B (BN x 64), each
+// 1024-byte aligned as the 128B swizzle requires; the barriers follow.
+template <int BlockN> struct SharedRing {
+  using Shape = TileShape<BlockN>;
+  uint8_t* base;
+  int stages;
+  __device__ SharedRing(uint8_t* raw, int stages_)
+      : base(reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023))),
+        stages(stages_) {}
+  __device__ uint8_t* a(int s) const { return base + s * Shape::a_bytes; }
+  __device__ uint8_t* b(int s) const { return base + stages * Shape::a_bytes + s * Shape::b_bytes; }
+  __device__ uint64_t* full(int s) const {
+    return reinterpret_cast<uint64_t*>(base + stages * Shape::stage_bytes) + s;
+  }
+  __device__ uint64_t* empty(int s) const { return full(stages) + s; }
+};
+
+// Position in the ring: stage index and the parity of the phase it is in.
+struct RingCursor {
+  int stage = 0;
+  uint32_t phase = 0;
+  __device__ void advance(int stages) {
+    if (++stage == stages) {
+      stage = 0;
+      phase ^= 1;
+    }
+  }
+};
+
+struct TileRows {
+  int first_token; // global row of the tile's first row
+  int valid;       // rows of this tile that belong to the expert (<= block_m)
+};
+
+__device__ __forceinline__ TileRows tile_rows(const GroupedGemmParams& p, const TileIndex& t, int block_m) {
+  const int first = __ldg(p.token_offsets + t.expert) + t.local_row * block_m;
+  const int end = __ldg(p.token_offsets + t.expert + 1);
+  return {first, min(block_m, end - first)};
+}
+
+template <int BlockN>
+__device__ __forceinline__ void producer_loop(const GroupedGemmParams& p, const SharedRing<BlockN>& ring,
+                                              const TensorMaps& maps) {
+  using Shape = TileShape<BlockN>;
+  constexpr uint16_t both_ctas = 0b11;
+  TileScheduler scheduler(p);
+  const int rank = scheduler.rank;
+  RingCursor cursor;
+  ClusterTile work;
+  while (scheduler.next(work)) {
+    // Rows past the expert's end load the next expert's tokens (or TMA zeros past the tensor);
+    // the epilogue masks them. W is viewed as [experts * n, k]: the same holds for its n tail.
+    const int x_row = tile_rows(p, work.tile, Shape::block_m).first_token;
+    const int w_row = work.tile.expert * p.n + work.tile.col * BlockN;
+    for (int kb = 0; kb < p.k_blocks; ++kb) {
+      const int s = cursor.stage, k0 = kb * Shape::block_k;
+      ptx::mbarrier_wait(ring.empty(s), cursor.phase ^ 1);
+      ptx::mbarrier_arrive_expect_tx(ring.full(s), Shape::stage_bytes);
+      if (work.sharing == Sharing::x_tile)
+        ptx::tma_load_2d_multicast(ring.a(s) + rank * (Shape::a_bytes / 2), &maps.x_half, k0,
+                                   x_row + rank * (Shape::block_m / 2), ring.full(s), both_ctas);
+      else
+        ptx::tma_load_2d(ring.a(s), &maps.x, k0, x_row, ring.full(s));
+      if (work.sharing == Sharing::w_tile)
+        ptx::tma_load_2d_multicast(ring.b(s) + rank * (Shape::b_bytes / 2), &maps.w_half, k0,
+                                   w_row + rank * (BlockN / 2), ring.full(s), both_ctas);
+      else
+        ptx::tma_load_2d(ring.b(s), &maps.w, k0, w_row, ring.full(s));
+      cursor.advance(ring.stages);
+    }
+  }
+}
+
+template <int BlockN>
+__device__ __forceinline__ void wgmma_k_block(float (&acc)[BlockN / 2], uint64_t desc_a, uint64_t desc_b) {
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk) { // 4 x k16 = BLOCK_K; +32 bytes per step inside the swizzle row
+    if constexpr (BlockN == 256)
+      ptx::wgmma_m64n256k16(acc, desc_a + 2 * kk, desc_b + 2 * kk);
+    else
+      ptx::wgmma_m64n128k16(acc, desc_a + 2 * kk, desc_b + 2 * kk);
+  }
+}
+
+// Accumulator fragment layout of wgmma m64nN (PTX ISA 9.7.15.5.1.1, "Matrix D"): thread t of the
+// warpgroup holds, for j in [0, N/8), rows 16*(t/32) + (t%32)/4 (+8) and columns 8j + 2*(t%4) (+1).
+template <int BlockN>
+__device__ __forceinline__ void store_tile(const GroupedGemmParams& p, const float (&acc)[BlockN / 2],
+                                           const TileIndex& tile, TileRows rows, int consumer) {
+  const int t = threadIdx.x % 128;
+  const int r0 = consumer * 64 + 16 * (t / 32) + (t % 32) / 4;
+  const int col0 = tile.col * BlockN + 2 * (t % 4);
+  __nv_bfloat16* row0 = p.y + static_cast<int64_t>(rows.first_token + r0) * p.n;
+  __nv_bfloat16* row1 = row0 + static_cast<int64_t>(8) * p.n;
+  const bool write0 = r0 < rows.valid, write1 = r0 + 8 < rows.valid;
+#pragma unroll
+  for (int j = 0; j < BlockN / 8; ++j) {
+    const int col = col0 + 8 * j; // n % 8 == 0 and col even: col < n implies col + 1 < n
+    if (col < p.n) {
+      if (write0)
+        *reinterpret_cast<__nv_bfloat162*>(row0 + col) = __floats2bfloat162_rn(acc[4 * j], acc[4 * j + 1]);
+      if (write1)
+        *reinterpret_cast<__nv_bfloat162*>(row1 + col) = __floats2bfloat162_rn(acc[4 * j + 2], acc[4 * j + 3]);
+    }
+  }
+}
+
+// A consumer warp gives a stage back to the producers of both CTAs (both may write into it).
+template <int BlockN> __device__ __forceinline__ void release_stage(const SharedRing<BlockN>& ring, int s) {
+  for (uint32_t cta = 0; cta < kClusterSize; ++cta)
+    ptx::mbarrier_arrive_cluster(ptx::map_to_cluster_rank(ring.empty(s), cta));
+}
+
+template <int BlockN>
+__device__ __forceinline__ void consumer_loop(const GroupedGemmParams& p, const SharedRing<BlockN>& ring,
+                                              int consumer) {
+  using Shape = TileShape<BlockN>;
+  const bool warp_leader = threadIdx.x % 32 == 0;
+  const bool trace_writer = p.trace != nullptr && threadIdx.x % 128 == 0 && consumer == 0;
+  TileScheduler scheduler(p);
+  RingCursor cursor;
+  ClusterTile work;
+  float acc[Shape::accumulators];
+  while (scheduler.next(work)) {
+    const uint64_t start_ns = trace_writer ? ptx::global_timer_ns() : 0;
+#pragma unroll
+    for (int i = 0; i < Shape::accumulators; ++i) acc[i] = 0.0f;
+    int previous_stage = -1;
+    for (int kb = 0; kb < p.k_blocks; ++kb) {
+      ptx::mbarrier_wait(ring.full(cursor.stage), cursor.phase);
+      ptx::wgmma_fence();
+      wgmma_k_block<BlockN>(acc, ptx::smem_descriptor_sw128(ring.a(cursor.stage) + consumer * 64 * 128),
+                            ptx::smem_descriptor_sw128(ring.b(cursor.stage)));
+      ptx::wgmma_commit_group();
+      // Keep this k-block's wgmma in flight; the previous one is done, so its stage goes back.
+      ptx::wgmma_wait_group<1>();
+      if (previous_stage >= 0 && warp_leader) release_stage(ring, previous_stage);
+      previous_stage = cursor.stage;
+      cursor.advance(ring.stages);
+    }
+    ptx::wgmma_wait_group<0>();
+    if (warp_leader) release_stage(ring, previous_stage);
+#pragma unroll
+    for (int i = 0; i < Shape::accumulators; ++i) ptx::fence_operand(acc[i]);
+    if (work.store) {
+      store_tile<BlockN>(p, acc, work.tile, tile_rows(p, work.tile, Shape::block_m), consumer);
+      if (trace_writer)
+        p.trace[work.linear] =
+            TileTrace{work.linear, static_cast<int>(ptx::sm_id()), start_ns, ptx::global_timer_ns()};
+    }
+  }
+}
+
+template <int BlockN>
+__global__ void __launch_bounds__(TileShape<BlockN>::threads, 1)
+    grouped_gemm_kernel(const __grid_constant__ TensorMaps maps, const GroupedGemmParams p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ uint8_t shared_raw[];
+  const SharedRing<BlockN> ring(shared_raw, p.stages);
+  const int warpgroup = threadIdx.x / 128;
+  if (threadIdx.x == 0) {
+    ptx::prefetch_tensor_map(&maps.x);
+    ptx::prefetch_tensor_map(&maps.x_half);
+    ptx::prefetch_tensor_map(&maps.w);
+    ptx::prefetch_tensor_map(&maps.w_half);
+    for (int s = 0; s < p.stages; ++s) {
+      ptx::mbarrier_init(ring.full(s), 1);
+      ptx::mbarrier_init(ring.empty(s), TileShape<BlockN>::release_arrivals);
+    }
+    ptx::fence_barrier_init();
+  }
+  // Both CTAs' barriers exist before either multicasts into or arrives on the other's.
+  ptx::cluster_arrive();
+  ptx::cluster_wait();
+  if (warpgroup == 0) {
+    // Producer: one thread is enough to issue TMA; give the registers to the consumers.
+    ptx::setmaxnreg_dec<40>();
+    if (threadIdx.x == 0) producer_loop<BlockN>(p, ring, maps);
+  } else {
+    ptx::setmaxnreg_inc<232>();
+    consumer_loop<BlockN>(p, ring, warpgroup - 1);
+  }
+  // Neither CTA leaves while its peer may still arrive on its barriers.
+  ptx::cluster_arrive();
+  ptx::cluster_wait();
+#endif
+}
+
+} // namespace tilesim::kernels

@@ -1,0 +1,86 @@
+// A GPU profile: every hardware number the simulator uses, read from models/gpus/<name>.json
+// where each number carries its source.
+#pragma once
+
+#include "models/kernel_spec.h"
+
+#include <string>
+#include <vector>
+
+namespace tilesim {
+
+struct SmProfile {
+  int count = 0;
+  double clock_mhz = 0;
+  int max_ctas = 0;
+  int max_warps = 0;
+  int max_threads = 0;
+  int registers = 0;
+  int max_registers_per_thread = 0;
+  int shared_memory_bytes = 0;
+  int max_shared_memory_per_cta_bytes = 0;
+  int warp_schedulers = 0;
+  int fp32_lanes = 0;
+  int int32_lanes = 0;
+};
+
+struct TensorRates { // dense FLOPs per SM cycle; 0 where the architecture lacks the type
+  double bf16 = 0, fp16 = 0, tf32 = 0, fp8 = 0, int8 = 0, mxfp8 = 0;
+};
+
+struct L2Profile {
+  long long size_bytes = 0;
+  int line_bytes = 0;
+  int sector_bytes = 0;
+  int ways = 0;
+  int partitions = 0;
+  int slices = 0;
+  double hit_latency_cycles = 0;
+  double far_hit_extra_latency_cycles = 0;
+  double bandwidth_bytes_per_cycle = 0;
+  std::string replacement;
+};
+
+struct DramProfile {
+  long long size_bytes = 0;
+  double bandwidth_bytes_per_s = 0;
+  double achievable_fraction = 0;
+  double latency_ns = 0;
+};
+
+struct TmaProfile {
+  double issue_cycles_per_box = 0;
+  int max_inflight_boxes = 0;
+  double latency_cycles = 0;
+};
+
+struct LaunchProfile {
+  double cta_launch_cycles = 0;
+  double kernel_launch_overhead_us = 0;
+};
+
+struct GpuProfile {
+  std::string name;
+  std::string display_name;
+  std::string arch;
+  SmProfile sm;
+  TensorRates tensor;
+  L2Profile l2;
+  DramProfile dram;
+  TmaProfile tma;
+  LaunchProfile launch;
+
+  // Tensor-core FLOPs per SM cycle for the operand types; throws SpecError when unsupported.
+  double tensor_flops_per_cycle(Dtype a, Dtype b) const;
+  double dram_bytes_per_cycle() const; // achievable bandwidth in bytes per SM cycle
+  double ns_per_cycle() const { return 1000.0 / sm.clock_mhz; }
+};
+
+GpuProfile load_gpu_profile_file(const std::string& path);
+// `name_or_path`: a short name (h100, h200, a100, b200) looked up in the profiles folder, or a path.
+GpuProfile load_gpu_profile(const std::string& name_or_path);
+// The folder holding the shipped profiles: $TILESIM_MODELS/gpus, else the source tree's.
+std::string gpu_profile_dir();
+std::vector<std::string> shipped_gpu_names();
+
+} // namespace tilesim

@@ -1,0 +1,146 @@
+#include "models/gpu_profile.h"
+
+#include "models/json_fields.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstdlib>
+#include <filesystem>
+
+namespace tilesim {
+namespace {
+
+// Every number in a profile is {"value": v, "source": "..."}; a bare number has no provenance
+// and is refused.
+double sourced(const JsonFields& f, const char* key, double min, double max) {
+  const JsonFields field = f.object(key);
+  const std::string source = field.string("source");
+  if (source.empty()) field.fail("source", "is empty", "say where the number comes from");
+  return field.number("value", min, max);
+}
+
+int sourced_int(const JsonFields& f, const char* key, int min, int max) {
+  const double v = sourced(f, key, min, max);
+  if (v != static_cast<double>(static_cast<long long>(v)))
+    f.object(key).fail("value", "must be a whole number", "round it");
+  return static_cast<int>(v);
+}
+
+} // namespace
+
+double GpuProfile::tensor_flops_per_cycle(Dtype a, Dtype b) const {
+  // A mixed-input GEMM converts the narrower operand and runs at the wider type's rate.
+  const Dtype wide = dtype_bits(a) >= dtype_bits(b) ? a : b;
+  double rate = 0;
+  switch (wide) {
+  case Dtype::bf16: rate = tensor.bf16; break;
+  case Dtype::fp16: rate = tensor.fp16; break;
+  case Dtype::fp32: rate = tensor.tf32; break;
+  case Dtype::fp8_e4m3:
+  case Dtype::fp8_e5m2: rate = tensor.fp8; break;
+  case Dtype::int8: rate = tensor.int8; break;
+  case Dtype::mxfp8: rate = tensor.mxfp8; break;
+  }
+  if (rate <= 0)
+    throw SpecError(name, "tensor_flops_per_cycle_per_sm", to_string(wide) + " is not supported on " + display_name,
+                    "choose another dtype or GPU");
+  return rate;
+}
+
+double GpuProfile::dram_bytes_per_cycle() const {
+  return dram.bandwidth_bytes_per_s * dram.achievable_fraction / (sm.clock_mhz * 1e6);
+}
+
+GpuProfile load_gpu_profile_file(const std::string& path) {
+  const nlohmann::json j = read_json_file(path, "GPU profile");
+  const JsonFields f(j, path);
+  GpuProfile p;
+  p.name = f.string("name");
+  p.display_name = f.string("display_name");
+  p.arch = f.string("arch");
+
+  const JsonFields sm = f.object("sm");
+  p.sm.count = sourced_int(sm, "count", 1, 1024);
+  p.sm.clock_mhz = sourced(sm, "clock_mhz", 100, 5000);
+  p.sm.max_ctas = sourced_int(sm, "max_ctas", 1, 64);
+  p.sm.max_warps = sourced_int(sm, "max_warps", 1, 128);
+  p.sm.max_threads = sourced_int(sm, "max_threads", 32, 4096);
+  p.sm.registers = sourced_int(sm, "registers", 1024, 1 << 20);
+  p.sm.max_registers_per_thread = sourced_int(sm, "max_registers_per_thread", 16, 1024);
+  p.sm.shared_memory_bytes = sourced_int(sm, "shared_memory_bytes", 1024, 1 << 22);
+  p.sm.max_shared_memory_per_cta_bytes = sourced_int(sm, "max_shared_memory_per_cta_bytes", 1024, 1 << 22);
+  p.sm.warp_schedulers = sourced_int(sm, "warp_schedulers", 1, 16);
+  p.sm.fp32_lanes = sourced_int(sm, "fp32_lanes", 1, 1024);
+  p.sm.int32_lanes = sourced_int(sm, "int32_lanes", 1, 1024);
+
+  const JsonFields t = f.object("tensor_flops_per_cycle_per_sm");
+  constexpr double kMaxRate = 1 << 20;
+  p.tensor = {sourced(t, "bf16", 1, kMaxRate), sourced(t, "fp16", 1, kMaxRate), sourced(t, "tf32", 0, kMaxRate),
+              sourced(t, "fp8", 0, kMaxRate),  sourced(t, "int8", 0, kMaxRate), sourced(t, "mxfp8", 0, kMaxRate)};
+
+  const JsonFields l2 = f.object("l2");
+  p.l2.size_bytes = static_cast<long long>(sourced(l2, "size_bytes", 1 << 16, 1e12));
+  p.l2.line_bytes = sourced_int(l2, "line_bytes", 32, 1024);
+  p.l2.sector_bytes = sourced_int(l2, "sector_bytes", 8, 1024);
+  p.l2.ways = sourced_int(l2, "ways", 1, 1024);
+  p.l2.partitions = sourced_int(l2, "partitions", 1, 64);
+  p.l2.slices = sourced_int(l2, "slices", 1, 4096);
+  p.l2.hit_latency_cycles = sourced(l2, "hit_latency_cycles", 1, 1e5);
+  p.l2.far_hit_extra_latency_cycles = sourced(l2, "far_hit_extra_latency_cycles", 0, 1e5);
+  p.l2.bandwidth_bytes_per_cycle = sourced(l2, "bandwidth_bytes_per_cycle", 1, 1e6);
+  p.l2.replacement = l2.string("replacement");
+  if (!std::has_single_bit(static_cast<unsigned>(p.l2.line_bytes)) ||
+      !std::has_single_bit(static_cast<unsigned>(p.l2.sector_bytes)))
+    l2.fail("line_bytes", "line and sector sizes must be powers of two", "use 128 and 32");
+  if (p.l2.ways > 64) l2.fail("ways", "more than 64 ways is not modelled", "use at most 64");
+  if (p.l2.line_bytes % p.l2.sector_bytes != 0 || p.l2.line_bytes / p.l2.sector_bytes > 8)
+    l2.fail("sector_bytes", "must divide line_bytes into at most 8 sectors", "use 32 with 128-byte lines");
+  const long long sets_total = p.l2.size_bytes / (static_cast<long long>(p.l2.line_bytes) * p.l2.ways);
+  if (sets_total < p.l2.slices || p.l2.slices % p.l2.partitions != 0)
+    l2.fail("slices", "must be a multiple of partitions and at most size/(line*ways)", "check the L2 geometry");
+
+  const JsonFields dram = f.object("dram");
+  p.dram.size_bytes = static_cast<long long>(sourced(dram, "size_bytes", 1 << 20, 1e15));
+  p.dram.bandwidth_bytes_per_s = sourced(dram, "bandwidth_bytes_per_s", 1e9, 1e15);
+  p.dram.achievable_fraction = sourced(dram, "achievable_fraction", 0.05, 1.0);
+  p.dram.latency_ns = sourced(dram, "latency_ns", 1, 1e5);
+
+  const JsonFields tma = f.object("tma");
+  p.tma.issue_cycles_per_box = sourced(tma, "issue_cycles_per_box", 0, 1e5);
+  p.tma.max_inflight_boxes = sourced_int(tma, "max_inflight_boxes", 1, 1 << 16);
+  p.tma.latency_cycles = sourced(tma, "latency_cycles", 0, 1e5);
+
+  const JsonFields launch = f.object("launch");
+  p.launch.cta_launch_cycles = sourced(launch, "cta_launch_cycles", 0, 1e6);
+  p.launch.kernel_launch_overhead_us = sourced(launch, "kernel_launch_overhead_us", 0, 1e4);
+  return p;
+}
+
+std::string gpu_profile_dir() {
+  if (const char* env = std::getenv("TILESIM_MODELS")) return std::string(env) + "/gpus";
+  return std::string(TILESIM_SOURCE_DIR) + "/models/gpus";
+}
+
+std::vector<std::string> shipped_gpu_names() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(gpu_profile_dir(), ec))
+    if (entry.path().extension() == ".json") names.push_back(load_gpu_profile_file(entry.path().string()).name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+GpuProfile load_gpu_profile(const std::string& name_or_path) {
+  if (name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".json"))
+    return load_gpu_profile_file(name_or_path);
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(gpu_profile_dir(), ec)) {
+    if (entry.path().extension() != ".json") continue;
+    const std::string stem = entry.path().stem().string();
+    if (stem == name_or_path || stem.starts_with(name_or_path + "_")) return load_gpu_profile_file(entry.path().string());
+  }
+  throw SpecError("--gpu", name_or_path, "no such GPU profile in " + gpu_profile_dir(),
+                  "use one of h100, h200, a100, b200 or a path to a profile JSON");
+}
+
+} // namespace tilesim

@@ -1,0 +1,34 @@
+#include "sim/cli/commands.h"
+
+#include "models/gpu_profile.h"
+
+#include <boost/program_options.hpp>
+
+#include <cstdio>
+#include <iostream>
+
+namespace tilesim::cli {
+
+int gpus_command(const Args& args) {
+  namespace po = boost::program_options;
+  po::options_description options("tilesim gpus: the shipped GPU profiles (" + gpu_profile_dir() + ")");
+  options.add_options()("help,h", "this help");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(options).run(), vm);
+  if (vm.count("help")) {
+    std::cout << options;
+    return 0;
+  }
+  std::printf("%-6s %-28s %5s %7s %8s %9s %9s %9s\n", "name", "GPU", "SMs", "MHz", "L2 MiB", "HBM TB/s",
+              "BF16 TF/s", "FP8 TF/s");
+  for (const auto& name : shipped_gpu_names()) {
+    const GpuProfile p = load_gpu_profile(name);
+    const double tf = p.sm.count * p.sm.clock_mhz * 1e6 / 1e12;
+    std::printf("%-6s %-28s %5d %7.0f %8.1f %9.2f %9.0f %9.0f\n", p.name.c_str(), p.display_name.c_str(), p.sm.count,
+                p.sm.clock_mhz, p.l2.size_bytes / 1048576.0, p.dram.bandwidth_bytes_per_s / 1e12, tf * p.tensor.bf16,
+                tf * p.tensor.fp8);
+  }
+  return 0;
+}
+
+} // namespace tilesim::cli

@@ -1,0 +1,47 @@
+// tilesim: what-if analysis of GEMM launch orders on simulated GPUs.
+#include "sim/cli/commands.h"
+
+#include "models/spec_error.h"
+
+#include <boost/program_options/errors.hpp>
+
+#include <iostream>
+#include <map>
+#include <functional>
+
+namespace {
+
+const char* kUsage = R"(usage: tilesim <command> [options]   (tilesim <command> --help for its options)
+
+commands:
+  simulate   replay one kernel spec on one GPU profile; summary on stdout, full result with --out
+  whatif     compare launch orders for a kernel (the built-in default problem without --kernel)
+  gpus       list the GPU profiles and their headline figures
+)";
+
+} // namespace
+
+int main(int argc, char** argv) {
+  using namespace tilesim::cli;
+  const std::map<std::string, std::function<int(const Args&)>> commands{
+      {"simulate", simulate_command}, {"whatif", whatif_command}, {"gpus", gpus_command}};
+  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
+    std::cout << kUsage;
+    return argc < 2 ? 2 : 0;
+  }
+  const auto it = commands.find(argv[1]);
+  if (it == commands.end()) {
+    std::cerr << "tilesim: unknown command '" << argv[1] << "'; run tilesim --help for the list\n";
+    return 2;
+  }
+  try {
+    return it->second(Args(argv + 2, argv + argc));
+  } catch (const tilesim::SpecError& e) {
+    std::cerr << "tilesim: " << e.what() << '\n';
+  } catch (const boost::program_options::error& e) {
+    std::cerr << "tilesim " << argv[1] << ": " << e.what() << "; see tilesim " << argv[1] << " --help\n";
+  } catch (const std::exception& e) {
+    std::cerr << "tilesim " << argv[1] << ": " << e.what() << '\n';
+  }
+  return 1;
+}

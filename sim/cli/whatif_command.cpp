@@ -1,0 +1,128 @@
+#include "sim/cli/commands.h"
+
+#include "models/gpu_profile.h"
+#include "models/launch_order_names.h"
+#include "models/spec_error.h"
+#include "sim/gpu_simulator.h"
+
+#include <boost/program_options.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+namespace tilesim::cli {
+namespace {
+
+std::vector<LaunchOrder> parse_orders(const std::string& text, bool grouped) {
+  if (text == "all") return all_launch_orders(grouped);
+  std::vector<LaunchOrder> orders;
+  std::stringstream list(text);
+  for (std::string item; std::getline(list, item, ',');) {
+    try {
+      orders.push_back(parse_launch_order(item));
+    } catch (const std::invalid_argument& e) {
+      throw SpecError("--orders", item, e.what(), "");
+    }
+  }
+  if (orders.empty()) throw SpecError("--orders", text, "names no launch order", "write all or a,b,c");
+  return orders;
+}
+
+// Runs every order on a pool of threads; reports progress on stderr once a second has passed.
+std::vector<KernelResult> simulate_orders(const GpuProfile& gpu, const KernelSpec& spec,
+                                          const std::vector<LaunchOrder>& orders, unsigned threads) {
+  std::vector<KernelResult> results(orders.size());
+  std::vector<std::string> errors(orders.size());
+  std::vector<std::atomic<double>> fraction(orders.size());
+  std::atomic<size_t> next{0};
+  std::atomic<size_t> done{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < orders.size(); i = next++) {
+      KernelSpec s = spec;
+      s.order = orders[i];
+      try {
+        results[i] = simulate(gpu, s, {.record_tiles = false, .progress = [&, i](double f) { fraction[i] = f; }});
+      } catch (const std::exception& e) {
+        errors[i] = e.what();
+      }
+      fraction[i] = 1.0;
+      ++done;
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < std::min<size_t>(threads, orders.size()); ++t) pool.emplace_back(worker);
+  const auto start = std::chrono::steady_clock::now();
+  bool reported = false;
+  while (done < orders.size()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (elapsed < 1.0) continue;
+    double sum = 0;
+    for (const auto& f : fraction) sum += f;
+    std::fprintf(stderr, "\rsimulating %zu orders on %u threads: %3.0f%% (%.0f s)", orders.size(),
+                 std::min<unsigned>(threads, orders.size()), 100.0 * sum / orders.size(), elapsed);
+    reported = true;
+  }
+  for (auto& t : pool) t.join();
+  if (reported) std::fprintf(stderr, "\n");
+  for (const auto& e : errors)
+    if (!e.empty()) throw std::runtime_error(e);
+  return results;
+}
+
+} // namespace
+
+std::string default_kernel_path() {
+  const char* env = std::getenv("TILESIM_MODELS");
+  return (env ? std::string(env) : std::string(TILESIM_SOURCE_DIR) + "/models") + "/kernels/default.json";
+}
+
+int whatif_command(const Args& args) {
+  namespace po = boost::program_options;
+  std::string gpu_name, kernel_path, orders_text;
+  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  po::options_description options("tilesim whatif --gpu h100 [--kernel spec.json] [--orders all|a,b,c]");
+  options.add_options()("help,h", "this help")(
+      "gpu", po::value(&gpu_name)->default_value("h100"), "GPU profile: h100, h200, a100, b200 or a profile JSON path")(
+      "kernel", po::value(&kernel_path), "kernel spec JSON (default: the built-in MoE problem, models/kernels/default.json)")(
+      "orders", po::value(&orders_text)->default_value("all"), "launch orders to compare: all, or a comma list")(
+      "threads", po::value(&threads), "simulations run in parallel (default: the machine's cores)");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(options).run(), vm);
+  if (vm.count("help")) {
+    std::cout << options;
+    return 0;
+  }
+  po::notify(vm);
+  if (kernel_path.empty()) kernel_path = default_kernel_path();
+
+  const GpuProfile gpu = load_gpu_profile(gpu_name);
+  const KernelSpec spec = load_kernel_spec(kernel_path);
+  const auto orders = parse_orders(orders_text, spec.kind == KernelKind::grouped_gemm);
+  auto results = simulate_orders(gpu, spec, orders, std::max(1u, threads));
+  std::sort(results.begin(), results.end(), [](const auto& a, const auto& b) { return a.time_ms < b.time_ms; });
+
+  std::printf("%s on %s (%s): %lld x %d x %d over %d expert(s), tile %dx%dx%d, %d stages, %s\n", spec.name.c_str(),
+              gpu.display_name.c_str(), spec.persistent ? "persistent" : "non-persistent",
+              static_cast<long long>(spec.total_m()), spec.n, spec.k, spec.experts(), spec.tile.m, spec.tile.n,
+              spec.tile.k, spec.stages, spec.load == LoadPath::tma ? "TMA" : "cp.async");
+  std::printf("  %-16s %10s %9s %8s %11s %12s %8s\n", "order", "time ms", "TFLOP/s", "L2 hit", "DRAM rd GB",
+              "DRAM wr GB", "vs best");
+  for (size_t i = 0; i < results.size(); ++i) {
+    const auto& r = results[i];
+    std::printf("%s %-16s %10.4f %9.1f %7.1f%% %11.3f %12.3f %7.2fx\n", i == 0 ? "*" : " ", r.order.c_str(), r.time_ms,
+                r.tflops, 100 * r.l2_hit_rate, r.dram_read_bytes / 1e9, r.dram_write_bytes / 1e9,
+                r.time_ms / results.front().time_ms);
+  }
+  std::printf("* fastest predicted order\n");
+  return 0;
+}
+
+} // namespace tilesim::cli

@@ -1,0 +1,54 @@
+// What a kernel asks of the machine, tile by tile: the boxes each K step loads, the tensor-core
+// and per-element work, the store of the output tile, and the resources a CTA occupies.
+// Implementations are named factories listed in kernel_model.cpp and chosen from the spec.
+#pragma once
+
+#include "models/gpu_profile.h"
+#include "models/kernel_spec.h"
+#include "models/launch_order.h"
+#include "sim/memory_system.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tilesim {
+
+enum class Operand { a, b };
+
+struct OperandBox {
+  Operand operand;
+  Box box;
+};
+
+struct CtaResources {
+  int threads = 0;
+  int registers_per_thread = 0;
+  int shared_memory_bytes = 0;
+};
+
+class KernelModel {
+public:
+  virtual ~KernelModel() = default;
+  virtual int tile_count() const = 0;
+  virtual TileIndex tile(int linear) const = 0;
+  virtual int k_steps() const = 0;
+  // Boxes the producer loads for K step `k` of `tile` (appended to `out`).
+  virtual void load_boxes(const TileIndex& tile, int k, std::vector<OperandBox>& out) const = 0;
+  virtual Box store_box(const TileIndex& tile) const = 0;
+  virtual Cycle mma_cycles_per_k_step() const = 0;
+  // Per-element work the consumer warps issue each K step (conversions, scaling), in cycles.
+  virtual Cycle element_cycles_per_k_step() const = 0;
+  virtual Cycle epilogue_cycles() const = 0;
+  virtual CtaResources resources() const = 0;
+  virtual bool uses_tma() const = 0;
+};
+
+using KernelModelFactory = std::function<std::unique_ptr<KernelModel>(const KernelSpec&, const GpuProfile&)>;
+
+std::unique_ptr<KernelModel> make_gemm_model(const KernelSpec& spec, const GpuProfile& gpu);
+// The model named by the spec's kind; throws SpecError when none is registered.
+std::unique_ptr<KernelModel> make_kernel_model(const KernelSpec& spec, const GpuProfile& gpu);
+
+} // namespace tilesim

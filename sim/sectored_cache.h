@@ -1,0 +1,71 @@
+// A set-associative, sectored cache with LRU replacement: the L2 model. Lines are allocated on
+// any access; a read fetches only the sectors it lacks (NVIDIA L2s fill at sector granularity:
+// "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking", Jia et al. 2018, sec. 3),
+// a write of whole sectors allocates them dirty without a fetch, and an evicted line writes back
+// its dirty sectors.
+#pragma once
+
+#include "sim/units.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace tilesim {
+
+struct CacheGeometry {
+  std::int64_t size_bytes = 0;
+  int line_bytes = 128;
+  int sector_bytes = 32;
+  int ways = 16;
+};
+
+struct LookupOutcome {
+  int hit_sectors = 0;
+  int miss_sectors = 0;          // sectors fetched from memory (reads) or newly allocated (writes)
+  int written_back_sectors = 0;  // dirty sectors of the line this access evicted
+};
+
+class SectoredCache {
+public:
+  explicit SectoredCache(const CacheGeometry& geometry);
+
+  LookupOutcome read(LineAddress line, SectorMask sectors) { return access(line, sectors, false); }
+  LookupOutcome write(LineAddress line, SectorMask sectors) { return access(line, sectors, true); }
+
+  // Which set a line maps to. The hardware's hash is undocumented; a multiplicative hash spreads
+  // lines evenly so that strided tiles see no artificial conflicts (reduced to the set count by a
+  // multiply-shift rather than a division: this is the simulator's hottest line).
+  std::int64_t set_of(LineAddress line) const {
+    const std::uint64_t h = (line * 0x9E3779B97F4A7C15ull) >> 32;
+    return static_cast<std::int64_t>((h * static_cast<std::uint64_t>(sets_)) >> 32);
+  }
+  std::int64_t sets() const { return sets_; }
+  int ways() const { return ways_; }
+  bool contains(LineAddress line, SectorMask sectors) const;
+  // Starts bringing a line's set into the host's caches; a box's lookups prefetch all their sets
+  // first so that the host's memory latency overlaps (the model's state is tens of MB).
+  void prefetch(LineAddress line) const {
+    const std::size_t set = static_cast<std::size_t>(set_of(line));
+    __builtin_prefetch(&words_[set * words_per_set_]);
+    __builtin_prefetch(&masks_[set * 2 * ways_]);
+  }
+  std::int64_t dirty_sectors() const;
+
+private:
+  // Tags keep the low 32 bits of the line address: lines 2^32 apart (512 GiB) never meet in one
+  // kernel, and a set's 16 tags then fill one host cache line, which the lookup scans.
+  using Tag = std::uint32_t;
+  static constexpr Tag kEmpty = 0xFFFFFFFFu;
+
+  LookupOutcome access(LineAddress line, SectorMask sectors, bool is_write);
+
+  std::int64_t sets_;
+  int ways_;
+  std::size_t words_per_set_; // ways tags, ways last-use stamps, one access counter
+  // Per set, contiguous: words_ holds [tags][stamps][counter], masks_ holds [valid][dirty].
+  // Stamps count the set's own accesses, so 32 bits last for 4 billion lookups of one set.
+  std::vector<std::uint32_t> words_;
+  std::vector<SectorMask> masks_;
+};
+
+} // namespace tilesim

@@ -1,0 +1,266 @@
+#include "sim/gpu_simulator.h"
+
+#include "models/launch_order_names.h"
+#include "models/spec_error.h"
+#include "sim/event_queue.h"
+#include "sim/kernel_model.h"
+#include "sim/memory_system.h"
+#include "sim/occupancy.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace tilesim {
+namespace {
+
+enum class EventKind : std::uint8_t { producer_issue, consumer_step, mma_done, cta_exit };
+
+struct Event {
+  EventKind kind;
+  int cta;
+};
+
+// One resident CTA. Its work is a list of tiles; each tile is k_steps items, and item j lives in
+// ring stage j % stages.
+struct Cta {
+  int sm = 0;
+  std::vector<int> tiles; // linear positions in the launch order
+  long long issued = 0;   // items whose loads were issued
+  long long started = 0;  // items whose MMA was started
+  long long finished = 0; // items whose MMA finished (their stage is free again)
+  std::vector<Cycle> stage_ready;
+  bool producer_pending = false;
+  bool consumer_waiting = false;
+  Cycle tile_begin = 0;
+};
+
+struct Sm {
+  Cycle load_unit_free = 0; // the TMA unit (or the producer warp's cp.async issue)
+  Cycle tensor_free = 0;
+  Cycle tensor_busy = 0;
+};
+
+class Simulation {
+public:
+  Simulation(const GpuProfile& gpu, const KernelSpec& spec, const SimulationOptions& options)
+      : gpu_(gpu), spec_(spec), options_(options), model_(make_kernel_model(spec, gpu)), memory_(gpu),
+        sms_(gpu.sm.count), k_steps_(model_->k_steps()), tiles_(model_->tile_count()) {
+    occupancy_ = occupancy(gpu.sm, model_->resources());
+    if (occupancy_.ctas_per_sm < 1)
+      throw SpecError(spec.name, "tile", "one CTA does not fit on an SM of " + gpu.name + " (limited by " +
+                                             occupancy_.limited_by + ")",
+                      "use a smaller tile, fewer stages or fewer warps");
+    records_.resize(tiles_);
+  }
+
+  KernelResult run();
+
+private:
+  void launch_cta(Cycle t, int sm, std::vector<int> tiles);
+  void producer_issue(Cycle t, int id);
+  void consumer_step(Cycle t, int id);
+  void mma_done(Cycle t, int id);
+  void cta_exit(Cycle t, int id);
+  Cycle issue_cost(const Box& box) const;
+  KernelResult result(Cycle end) const;
+
+  const GpuProfile& gpu_;
+  const KernelSpec& spec_;
+  const SimulationOptions& options_;
+  std::unique_ptr<KernelModel> model_;
+  MemorySystem memory_;
+  std::vector<Sm> sms_;
+  std::vector<Cta> ctas_;
+  std::vector<TileRecord> records_;
+  std::vector<SectorCount> a_sectors_, b_sectors_;
+  EventQueue<Event> events_;
+  Occupancy occupancy_;
+  int k_steps_;
+  int tiles_;
+  int next_block_ = 0; // non-persistent grids: the next blockIdx the block scheduler hands out
+  int tiles_done_ = 0;
+  Cycle end_ = 0;
+  std::vector<OperandBox> boxes_;
+};
+
+Cycle Simulation::issue_cost(const Box& box) const {
+  if (model_->uses_tma()) return gpu_.tma.issue_cycles_per_box;
+  // cp.async: each thread copies 16 bytes, a warp instruction 512, one per scheduler per cycle.
+  const double warp_instructions = static_cast<double>(box.rows * box.row_bytes) / (16.0 * 32.0);
+  return warp_instructions / gpu_.sm.warp_schedulers;
+}
+
+void Simulation::launch_cta(Cycle t, int sm, std::vector<int> tiles) {
+  Cta cta;
+  cta.sm = sm;
+  cta.tiles = std::move(tiles);
+  cta.stage_ready.assign(spec_.stages, 0);
+  cta.tile_begin = t;
+  ctas_.push_back(std::move(cta));
+  const int id = static_cast<int>(ctas_.size()) - 1;
+  events_.push(t, {EventKind::producer_issue, id});
+  events_.push(t, {EventKind::consumer_step, id});
+  ctas_[id].producer_pending = true;
+}
+
+void Simulation::producer_issue(Cycle t, int id) {
+  Cta& c = ctas_[id];
+  Sm& sm = sms_[c.sm];
+  c.producer_pending = false;
+  const long long items = static_cast<long long>(c.tiles.size()) * k_steps_;
+  while (c.issued < items && c.issued - c.finished < spec_.stages) {
+    if (sm.load_unit_free > t) {
+      events_.push(sm.load_unit_free, {EventKind::producer_issue, id});
+      c.producer_pending = true;
+      return;
+    }
+    const int linear = c.tiles[c.issued / k_steps_];
+    boxes_.clear();
+    model_->load_boxes(model_->tile(linear), static_cast<int>(c.issued % k_steps_), boxes_);
+    Cycle ready = t;
+    Cycle issue_done = t;
+    for (const auto& ob : boxes_) {
+      issue_done += issue_cost(ob.box);
+      SectorCount& counts = ob.operand == Operand::a ? a_sectors_[linear] : b_sectors_[linear];
+      ready = std::max(ready, memory_.read_box(issue_done, ob.box, counts));
+    }
+    if (model_->uses_tma()) ready += gpu_.tma.latency_cycles;
+    sm.load_unit_free = issue_done;
+    c.stage_ready[c.issued % spec_.stages] = ready;
+    ++c.issued;
+    if (c.consumer_waiting) {
+      c.consumer_waiting = false;
+      events_.push(std::max(ready, t), {EventKind::consumer_step, id});
+    }
+  }
+}
+
+void Simulation::consumer_step(Cycle t, int id) {
+  Cta& c = ctas_[id];
+  if (c.started >= c.issued) {
+    c.consumer_waiting = true;
+    return;
+  }
+  const Cycle ready = c.stage_ready[c.started % spec_.stages];
+  if (ready > t) {
+    events_.push(ready, {EventKind::consumer_step, id});
+    return;
+  }
+  Sm& sm = sms_[c.sm];
+  const Cycle start = std::max(t, sm.tensor_free);
+  const Cycle mma = model_->mma_cycles_per_k_step();
+  sm.tensor_free = start + mma;
+  sm.tensor_busy += mma;
+  ++c.started;
+  // Conversions and scaling run on the CUDA cores alongside the other warpgroup's MMAs.
+  events_.push(start + std::max(mma, model_->element_cycles_per_k_step()), {EventKind::mma_done, id});
+}
+
+void Simulation::mma_done(Cycle t, int id) {
+  Cta& c = ctas_[id];
+  ++c.finished;
+  if (!c.producer_pending) {
+    c.producer_pending = true;
+    events_.push(t, {EventKind::producer_issue, id});
+  }
+  if (c.finished % k_steps_ != 0) {
+    events_.push(t, {EventKind::consumer_step, id});
+    return;
+  }
+  // Last K step of a tile: the epilogue converts and stores it.
+  const int linear = c.tiles[c.finished / k_steps_ - 1];
+  const TileIndex tile = model_->tile(linear);
+  const Cycle epilogue_end = t + model_->epilogue_cycles();
+  end_ = std::max(end_, memory_.write_box(t, model_->store_box(tile)));
+  TileRecord& r = records_[linear];
+  r = {linear, tile.expert, tile.row, tile.col, c.sm, 0, 0, c.tile_begin, epilogue_end,
+       a_sectors_[linear].hits, a_sectors_[linear].misses, b_sectors_[linear].hits, b_sectors_[linear].misses};
+  ++tiles_done_;
+  if (options_.progress && tiles_done_ % 1024 == 0) options_.progress(static_cast<double>(tiles_done_) / tiles_);
+  c.tile_begin = epilogue_end;
+  if (c.finished < static_cast<long long>(c.tiles.size()) * k_steps_)
+    events_.push(epilogue_end, {EventKind::consumer_step, id});
+  else
+    events_.push(epilogue_end, {EventKind::cta_exit, id});
+}
+
+void Simulation::cta_exit(Cycle t, int id) {
+  end_ = std::max(end_, t);
+  if (spec_.persistent || next_block_ >= tiles_) return;
+  const int sm = ctas_[id].sm;
+  launch_cta(t + gpu_.launch.cta_launch_cycles, sm, {next_block_++});
+}
+
+KernelResult Simulation::run() {
+  a_sectors_.assign(tiles_, {});
+  b_sectors_.assign(tiles_, {});
+  const Cycle first_launch = gpu_.launch.cta_launch_cycles;
+  if (spec_.persistent) {
+    // One CTA per SM striding through the launch order (the kernels' TileScheduler).
+    const int grid = std::min(gpu_.sm.count, tiles_);
+    for (int cta = 0; cta < grid; ++cta) {
+      std::vector<int> tiles;
+      for (int linear = cta; linear < tiles_; linear += grid) tiles.push_back(linear);
+      launch_cta(first_launch, cta, std::move(tiles));
+    }
+  } else {
+    // The first wave fills every SM's first slot, then every SM's second, in blockIdx order.
+    for (int slot = 0; slot < occupancy_.ctas_per_sm; ++slot)
+      for (int sm = 0; sm < gpu_.sm.count && next_block_ < tiles_; ++sm) launch_cta(first_launch, sm, {next_block_++});
+  }
+  while (!events_.empty()) {
+    const auto e = events_.pop();
+    switch (e.payload.kind) {
+    case EventKind::producer_issue: producer_issue(e.time, e.payload.cta); break;
+    case EventKind::consumer_step: consumer_step(e.time, e.payload.cta); break;
+    case EventKind::mma_done: mma_done(e.time, e.payload.cta); break;
+    case EventKind::cta_exit: cta_exit(e.time, e.payload.cta); break;
+    }
+  }
+  return result(end_);
+}
+
+KernelResult Simulation::result(Cycle end) const {
+  const ClockDomain clock{gpu_.sm.clock_mhz};
+  const MemoryTotals& m = memory_.totals();
+  KernelResult r;
+  r.source = "simulated";
+  r.gpu = gpu_.name;
+  r.order = to_string(spec_.order);
+  r.kernel = to_json(spec_);
+  r.time_ms = clock.ms(end) + gpu_.launch.kernel_launch_overhead_us / 1000.0;
+  r.tflops = spec_.flops() / (r.time_ms * 1e-3) / 1e12;
+  const long long lookups = m.l2_read_hit_sectors + m.l2_read_miss_sectors + m.l2_write_hit_sectors + m.l2_write_miss_sectors;
+  r.l2_hit_rate = lookups > 0 ? static_cast<double>(m.l2_read_hit_sectors + m.l2_write_hit_sectors) / lookups : 0.0;
+  r.dram_read_bytes = m.dram_read_bytes;
+  r.dram_write_bytes = m.dram_write_bytes;
+  r.l2_read_sectors = m.l2_read_hit_sectors + m.l2_read_miss_sectors;
+  if (options_.record_tiles) {
+    r.tiles = records_;
+    for (auto& t : r.tiles) {
+      t.start_ns = clock.ns(*t.start_cycle);
+      t.end_ns = clock.ns(*t.end_cycle);
+    }
+  }
+  double tensor_busy = 0;
+  for (const auto& sm : sms_) tensor_busy += sm.tensor_busy;
+  r.extra = {{"cycles", end},
+             {"sm_clock_mhz", gpu_.sm.clock_mhz},
+             {"ctas_per_sm", occupancy_.ctas_per_sm},
+             {"occupancy_limited_by", occupancy_.limited_by},
+             {"tensor_busy_fraction", end > 0 ? tensor_busy / (end * gpu_.sm.count) : 0.0},
+             {"dram_busy_fraction", end > 0 ? memory_.dram().busy_cycles() / end : 0.0},
+             {"l2_bandwidth_busy_fraction", end > 0 ? memory_.l2_bandwidth().busy_cycles() / end : 0.0},
+             {"l2_read_hit_rate", r.l2_read_sectors > 0 ? static_cast<double>(m.l2_read_hit_sectors) / r.l2_read_sectors : 0.0},
+             {"l2_write_sectors", m.l2_write_hit_sectors + m.l2_write_miss_sectors}};
+  return r;
+}
+
+} // namespace
+
+KernelResult simulate(const GpuProfile& gpu, const KernelSpec& spec, const SimulationOptions& options) {
+  Simulation simulation(gpu, spec, options);
+  return simulation.run();
+}
+
+} // namespace tilesim

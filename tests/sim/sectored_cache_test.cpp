@@ -1,0 +1,72 @@
+#include "sim/sectored_cache.h"
+
+#include <catch2/catch.hpp>
+
+using namespace tilesim;
+
+namespace {
+
+// Lines that map to one set, found by probing the hash.
+std::vector<LineAddress> lines_in_one_set(const SectoredCache& cache, int n) {
+  std::vector<LineAddress> lines;
+  const auto target = cache.set_of(0);
+  for (LineAddress l = 0; static_cast<int>(lines.size()) < n; ++l)
+    if (cache.set_of(l) == target) lines.push_back(l);
+  return lines;
+}
+
+} // namespace
+
+TEST_CASE("sectored cache: hits, sector misses, LRU eviction, write-back") {
+  // 4 sets of 2 ways, 128-byte lines of four 32-byte sectors.
+  SectoredCache cache({4 * 2 * 128, 128, 32, 2});
+  REQUIRE(cache.sets() == 4);
+  const auto set = lines_in_one_set(cache, 3);
+
+  SECTION("a cold read misses every sector, the second read hits them") {
+    auto o = cache.read(set[0], 0b1111);
+    CHECK(o.miss_sectors == 4);
+    CHECK(o.hit_sectors == 0);
+    o = cache.read(set[0], 0b1111);
+    CHECK(o.hit_sectors == 4);
+    CHECK(o.miss_sectors == 0);
+  }
+  SECTION("a read of other sectors of a present line misses only those sectors") {
+    cache.read(set[0], 0b0011);
+    const auto o = cache.read(set[0], 0b0110);
+    CHECK(o.hit_sectors == 1);
+    CHECK(o.miss_sectors == 1);
+  }
+  SECTION("the least recently used line of a full set is evicted") {
+    cache.read(set[0], 0b1111);
+    cache.read(set[1], 0b1111);
+    cache.read(set[0], 0b0001); // set[1] is now least recently used
+    cache.read(set[2], 0b1111); // evicts set[1]
+    CHECK(cache.contains(set[0], 0b1111));
+    CHECK_FALSE(cache.contains(set[1], 0b0001));
+    CHECK(cache.contains(set[2], 0b1111));
+  }
+  SECTION("writes allocate dirty sectors without a fetch and are written back on eviction") {
+    auto o = cache.write(set[0], 0b0101);
+    CHECK(o.miss_sectors == 2);
+    CHECK(cache.dirty_sectors() == 2);
+    cache.read(set[1], 0b1111);
+    o = cache.read(set[2], 0b1111); // evicts the dirty set[0]
+    CHECK(o.written_back_sectors == 2);
+    CHECK(cache.dirty_sectors() == 0);
+  }
+  SECTION("a write hit on a clean line marks it dirty") {
+    cache.read(set[0], 0b1111);
+    const auto o = cache.write(set[0], 0b1000);
+    CHECK(o.hit_sectors == 1);
+    CHECK(cache.dirty_sectors() == 1);
+  }
+}
+
+TEST_CASE("sectored cache: a working set within capacity stops missing, one beyond it thrashes under LRU") {
+  SectoredCache cache({64 * 1024, 128, 32, 16}); // 512 lines
+  long long misses = 0;
+  for (int pass = 0; pass < 3; ++pass)
+    for (LineAddress l = 0; l < 256; ++l) misses += cache.read(l, 0b1111).miss_sectors;
+  CHECK(misses == 256 * 4); // only the first pass misses (256 lines spread over 32 sets of 16 ways)
+}
