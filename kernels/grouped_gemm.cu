@@ -162,6 +162,7 @@ GroupedGemm::GroupedGemm(const GroupedGemmProblem& problem, const void* x, const
     m.maps.x_half = make_bf16_tensor_map_2d(x, x_rows, problem.k, problem.tile_m / 2, problem.tile_k);
     m.maps.w = make_bf16_tensor_map_2d(w, w_rows, problem.k, problem.tile_n, problem.tile_k);
     m.maps.w_half = make_bf16_tensor_map_2d(w, w_rows, problem.k, problem.tile_n / 2, problem.tile_k);
+    m.maps.y = make_bf16_tensor_map_2d(y, x_rows, problem.n, 64, 64); // epilogue chunks
   }
   check_cuda(cudaMalloc(&m.device_offsets, offsets.size() * sizeof(int)), "cudaMalloc(offsets)");
   check_cuda(cudaMemcpy(m.device_offsets, offsets.data(), offsets.size() * sizeof(int), cudaMemcpyHostToDevice),

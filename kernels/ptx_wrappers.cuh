@@ -94,6 +94,38 @@ __device__ __forceinline__ void tma_load_2d_multicast(void* dst, const CUtensorM
                : "memory");
 }
 
+// 2-D tiled tensor store shared -> global (bulk-group completion); out-of-bounds parts are not written.
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, const void* src, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%1, %2}], [%3];" ::"l"(
+                   reinterpret_cast<uint64_t>(map)),
+               "r"(c0), "r"(c1), "r"(smem_addr(src))
+               : "memory");
+}
+
+// cp.async.bulk.commit_group (9.7.9.25.x): closes the group of bulk stores issued so far.
+__device__ __forceinline__ void bulk_commit_group() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+
+// cp.async.bulk.wait_group.read: at most `Pending` groups may still be reading shared memory.
+template <int Pending> __device__ __forceinline__ void bulk_wait_group_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(Pending) : "memory");
+}
+
+// cp.async.bulk.wait_group: at most `Pending` groups may still be in flight at all.
+template <int Pending> __device__ __forceinline__ void bulk_wait_group() {
+  asm volatile("cp.async.bulk.wait_group %0;" ::"n"(Pending) : "memory");
+}
+
+// fence.proxy.async.shared::cta (9.7.13.4): ordinary shared-memory stores become visible to the
+// async proxy (TMA) that reads them next.
+__device__ __forceinline__ void fence_proxy_async_shared() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+// bar.sync (9.7.13.1 bar/barrier): named barrier `id` for `threads` threads (one warpgroup here).
+__device__ __forceinline__ void named_barrier_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
 // prefetch.tensormap (9.7.9.26 prefetch): pull the descriptor into the cache before the first load.
 __device__ __forceinline__ void prefetch_tensor_map(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");

@@ -8,6 +8,8 @@
 #include "sim/sectored_cache.h"
 #include "sim/units.h"
 
+#include <vector>
+
 namespace tilesim {
 
 // `rows` runs of `row_bytes` bytes, `row_stride` apart, starting at `base`.
@@ -24,6 +26,7 @@ struct SectorCount {
 };
 
 struct MemoryTotals {
+  long long l2_line_lookups = 0;
   long long l2_read_hit_sectors = 0;
   long long l2_read_miss_sectors = 0;
   long long l2_write_hit_sectors = 0;
@@ -59,6 +62,11 @@ private:
   Cycle l2_hit_latency_;
   Cycle dram_latency_;
   MemoryTotals totals_;
+  struct LineRequest {
+    LineAddress line;
+    SectorMask sectors;
+  };
+  std::vector<LineRequest> lines_; // scratch for lookup_box
 };
 
 } // namespace tilesim

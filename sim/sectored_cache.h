@@ -46,7 +46,8 @@ public:
   // first so that the host's memory latency overlaps (the model's state is tens of MB).
   void prefetch(LineAddress line) const {
     const std::size_t set = static_cast<std::size_t>(set_of(line));
-    __builtin_prefetch(&words_[set * words_per_set_]);
+    __builtin_prefetch(&words_[set * words_per_set_]);          // tags
+    __builtin_prefetch(&words_[set * words_per_set_ + ways_]); // stamps, read on a miss
     __builtin_prefetch(&masks_[set * 2 * ways_]);
   }
   std::int64_t dirty_sectors() const;

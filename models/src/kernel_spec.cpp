@@ -55,12 +55,8 @@ std::vector<int> read_experts(const JsonFields& f) {
   std::vector<int> tokens;
   for (size_t i = 0; i < list.size(); ++i) {
     const std::string path = f.field("experts") + "[" + std::to_string(i) + "]";
-    if (list[i].is_number()) {
-      JsonFields one(nlohmann::json{{"m", list[i]}}, f.source(), path);
-      tokens.push_back(static_cast<int>(one.integer("m", 0, kMaxDim)));
-    } else {
-      tokens.push_back(static_cast<int>(JsonFields(list[i], f.source(), path).integer("m", 0, kMaxDim)));
-    }
+    const nlohmann::json entry = list[i].is_number() ? nlohmann::json{{"m", list[i]}} : list[i];
+    tokens.push_back(static_cast<int>(JsonFields(entry, f.source(), path).integer("m", 0, kMaxDim)));
   }
   return tokens;
 }

@@ -252,7 +252,8 @@ KernelResult Simulation::result(Cycle end) const {
              {"dram_busy_fraction", end > 0 ? memory_.dram().busy_cycles() / end : 0.0},
              {"l2_bandwidth_busy_fraction", end > 0 ? memory_.l2_bandwidth().busy_cycles() / end : 0.0},
              {"l2_read_hit_rate", r.l2_read_sectors > 0 ? static_cast<double>(m.l2_read_hit_sectors) / r.l2_read_sectors : 0.0},
-             {"l2_write_sectors", m.l2_write_hit_sectors + m.l2_write_miss_sectors}};
+             {"l2_write_sectors", m.l2_write_hit_sectors + m.l2_write_miss_sectors},
+             {"l2_line_lookups", m.l2_line_lookups}};
   return r;
 }
 

@@ -17,13 +17,11 @@ MemorySystem::MemorySystem(const GpuProfile& gpu)
       dram_latency_(gpu.dram.latency_ns * gpu.sm.clock_mhz / 1000.0) {}
 
 LookupOutcome MemorySystem::lookup_box(const Box& box, bool is_write) {
-  LookupOutcome sum;
+  // Gather the box's lines first, then look them up with the set of a line a few places ahead
+  // already on its way into the host's caches: the lookups are independent, their host memory
+  // latency need not be paid one after another.
+  lines_.clear();
   const Address line_mask = (Address{1} << line_shift_) - 1;
-  for (int r = 0; r < box.rows; ++r) {
-    const Address begin = box.base + static_cast<Address>(r) * box.row_stride;
-    for (LineAddress line = begin >> line_shift_; line <= (begin + box.row_bytes - 1) >> line_shift_; ++line)
-      l2_.prefetch(line);
-  }
   for (int r = 0; r < box.rows; ++r) {
     const Address begin = box.base + static_cast<Address>(r) * box.row_stride;
     const Address end = begin + box.row_bytes; // exclusive
@@ -31,12 +29,20 @@ LookupOutcome MemorySystem::lookup_box(const Box& box, bool is_write) {
     for (LineAddress line = first_line; line <= last_line; ++line) {
       SectorMask mask = full_line_;
       if (line == first_line) mask &= static_cast<SectorMask>(full_line_ << ((begin & line_mask) >> sector_shift_));
-      if (line == last_line) mask &= static_cast<SectorMask>(full_line_ >> (((line_mask - ((end - 1) & line_mask))) >> sector_shift_));
-      const LookupOutcome o = is_write ? l2_.write(line, mask) : l2_.read(line, mask);
-      sum.hit_sectors += o.hit_sectors;
-      sum.miss_sectors += o.miss_sectors;
-      sum.written_back_sectors += o.written_back_sectors;
+      if (line == last_line) mask &= static_cast<SectorMask>(full_line_ >> ((line_mask - ((end - 1) & line_mask)) >> sector_shift_));
+      lines_.push_back({line, mask});
     }
+  }
+  totals_.l2_line_lookups += static_cast<long long>(lines_.size());
+  constexpr std::size_t kPrefetchDistance = 8;
+  for (std::size_t i = 0; i < std::min(kPrefetchDistance, lines_.size()); ++i) l2_.prefetch(lines_[i].line);
+  LookupOutcome sum;
+  for (std::size_t i = 0; i < lines_.size(); ++i) {
+    if (i + kPrefetchDistance < lines_.size()) l2_.prefetch(lines_[i + kPrefetchDistance].line);
+    const LookupOutcome o = is_write ? l2_.write(lines_[i].line, lines_[i].sectors) : l2_.read(lines_[i].line, lines_[i].sectors);
+    sum.hit_sectors += o.hit_sectors;
+    sum.miss_sectors += o.miss_sectors;
+    sum.written_back_sectors += o.written_back_sectors;
   }
   return sum;
 }

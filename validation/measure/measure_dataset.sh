@@ -2,20 +2,24 @@
 # Measures every spec of validation/data/h100/specs/ with tilesim-measure on the GPU machine and
 # writes one result per configuration (same file name) into an output folder.
 #
-#   validation/measure/measure_dataset.sh BINARY OUT_DIR [MAX_SECONDS] [FILTER]
+#   validation/measure/measure_dataset.sh BINARY OUT_DIR [MAX_SECONDS] [FILTER] [TRACE]
 #
-# BINARY: tilesim-measure; OUT_DIR: where the results go (validation/data/h100/measured/ when run
-# here, $OUT/... on the device machine); MAX_SECONDS (default 480): stop starting new configurations
-# after this long, so a lease is never overrun; FILTER: a grep -E pattern over config ids.
+# BINARY: tilesim-measure; OUT_DIR: where the results go (validation/data/h100/measured/ holds the
+# checked-in copy); MAX_SECONDS (default 480): stop starting new configurations after this long, so
+# a lease is never overrun; FILTER: a grep -E pattern over config ids (default: all); TRACE: the ids
+# that also record the per-tile trace (default: every order of the persistent 128x256 dense 8192,
+# E=8 and Zipf-routed shapes; a trace is ~270 KB of JSON, so not every configuration carries one).
 # Order of work: the persistent 128x256 set first, then non-persistent, then the 128x128 sets, so a
 # cut-short run still covers every shape and order once. Each result's provenance holds its command.
 set -u -o pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-specs="$here/../data/h100/specs"
-bin="${1:?usage: measure_dataset.sh BINARY OUT_DIR [MAX_SECONDS] [FILTER]}"
-out="${2:?usage: measure_dataset.sh BINARY OUT_DIR [MAX_SECONDS] [FILTER]}"
+specs="$(cd "$here/../data/h100/specs" && pwd)"
+usage="usage: measure_dataset.sh BINARY OUT_DIR [MAX_SECONDS] [FILTER] [TRACE]"
+bin="${1:?$usage}"
+out="${2:?$usage}"
 max_seconds="${3:-480}"
 filter="${4:-.}"
+trace_filter="${5:-^(dense8192|e8x2048|zipf64)_t128x256_p_}"
 runs=25
 mkdir -p "$out"
 
@@ -33,7 +37,9 @@ for id in $(ordered_ids); do
     continue
   fi
   t0=$(date +%s.%N)
-  if "$bin" --kernel "$specs/$id.json" --runs "$runs" --warmup 3 --trace --out "$out/$id.json" \
+  trace=()
+  if echo "$id" | grep -qE "$trace_filter"; then trace=(--trace); fi
+  if "$bin" --kernel "$specs/$id.json" --runs "$runs" --warmup 3 "${trace[@]}" --out "$out/$id.json" \
       2>"$out/$id.log"; then
     ok=$((ok + 1))
     rm -f "$out/$id.log"
