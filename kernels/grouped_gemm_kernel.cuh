@@ -11,6 +11,8 @@
 // multicasts to both; when they share the X tile, the same for X. This halves that operand's L2
 // reads: at 128x256 a lone CTA pulls 48 KB per 64-deep k-block, about 9 TB/s from L2 at full
 // tensor rate, more than the H100 L2 delivers (v1, no multicast, measured 653 TFLOP/s; NOTES.md).
+// Epilogue: full tiles leave through shared memory and TMA stores that drain while the consumers
+// start the next tile; tiles that cross an expert's last token are stored directly, row-masked.
 #pragma once
 
 #include <cuda.h>
@@ -273,7 +275,8 @@ __device__ __forceinline__ void consumer_loop(const GroupedGemmParams& p, const 
   ClusterTile work;
   float acc[Shape::accumulators];
   while (scheduler.next(work)) {
-    const uint64_t start_ns = trace_writer ? ptx::global_timer_ns() : 0;
+    // The start time goes straight to memory: a register held across the main loop would spill.
+    if (trace_writer && work.store) p.trace[work.linear].start_ns = ptx::global_timer_ns();
 #pragma unroll
     for (int i = 0; i < Shape::accumulators; ++i) acc[i] = 0.0f;
     int previous_stage = -1;
@@ -301,9 +304,12 @@ __device__ __forceinline__ void consumer_loop(const GroupedGemmParams& p, const 
         store_tile_tma<BlockN>(p, ring, y_map, acc, work.tile, rows, consumer);
       else
         store_tile<BlockN>(p, acc, work.tile, rows, consumer);
-      if (trace_writer)
-        p.trace[work.linear] =
-            TileTrace{work.linear, static_cast<int>(ptx::sm_id()), start_ns, ptx::global_timer_ns()};
+      if (trace_writer) {
+        TileTrace& record = p.trace[work.linear];
+        record.linear = work.linear;
+        record.sm = static_cast<int>(ptx::sm_id());
+        record.end_ns = ptx::global_timer_ns();
+      }
     }
   }
   if (threadIdx.x % 128 == 0) ptx::bulk_wait_group<0>(); // the chunks stay alive until stored

@@ -37,7 +37,7 @@ struct L2Profile {
   int slices = 0;
   double hit_latency_cycles = 0;
   double far_hit_extra_latency_cycles = 0;
-  double bandwidth_bytes_per_cycle = 0;
+  double bandwidth_bytes_per_s = 0; // the L2 runs on its own clock
   std::string replacement;
 };
 

@@ -1,6 +1,15 @@
-// The memory side of the GPU: a sectored L2 in front of HBM, each behind a bandwidth server.
-// A TMA box (or a tile store) arrives as rows of contiguous bytes; each row becomes 128-byte lines
-// and 32-byte sectors looked up in the L2, misses queue at DRAM.
+// The memory side of the GPU: a partitioned, sectored L2 in front of HBM, behind bandwidth
+// servers. A TMA box (or a tile store) arrives as rows of contiguous bytes; each row becomes
+// 128-byte lines and 32-byte sectors.
+//
+// L2 partitions: the GA100/GH100 L2 is two halves joined by a crossbar, and "each L2 partition
+// localizes and caches data for memory accesses from SMs in the GPCs directly connected to the
+// partition" (NVIDIA A100 Tensor Core GPU Architecture whitepaper, "L2 cache"). So a read looks
+// in its SM's partition first; lines whose home (an address hash) is the other partition that
+// miss there are looked up in the home partition over the fabric, and only misses there go to
+// DRAM. Lines read from both sides occupy space in both halves. The lab's pointer chase sees the
+// step this implies: ~285 cycles up to ~20 MB, ~409 cycles from 28 MB (models/gpus/h100_sxm.json).
+// Stores go to the home partition, the point of coherence, which alone holds dirty data.
 #pragma once
 
 #include "models/gpu_profile.h"
@@ -20,6 +29,7 @@ struct Box {
   int rows = 0;
 };
 
+// Sectors of one operand served by the L2 (hits, near or far) and by DRAM (misses).
 struct SectorCount {
   long long hits = 0;
   long long misses = 0;
@@ -27,21 +37,26 @@ struct SectorCount {
 
 struct MemoryTotals {
   long long l2_line_lookups = 0;
-  long long l2_read_hit_sectors = 0;
-  long long l2_read_miss_sectors = 0;
-  long long l2_write_hit_sectors = 0;
-  long long l2_write_miss_sectors = 0;
+  long long sm_read_sectors = 0;       // sectors SMs asked of their partition (lts__t_sectors_srcunit_tex_op_read)
+  long long near_read_hit_sectors = 0;
+  long long fabric_read_sectors = 0;   // near misses looked up in the home partition
+  long long far_read_hit_sectors = 0;
+  long long write_sectors = 0;
+  long long write_hit_sectors = 0;
   ByteCount dram_read_bytes = 0;
   ByteCount dram_write_bytes = 0;
+  // All L2 tag lookups (near, fabric and write), and those that hit: lts__t_sector_hit_rate.
+  long long lookup_sectors() const { return sm_read_sectors + fabric_read_sectors + write_sectors; }
+  long long hit_sectors() const { return near_read_hit_sectors + far_read_hit_sectors + write_hit_sectors; }
 };
 
 class MemorySystem {
 public:
-  explicit MemorySystem(const GpuProfile& gpu);
+  MemorySystem(const GpuProfile& gpu);
 
-  // Cycle at which the whole box has landed in the SM's shared memory; sector outcomes are
+  // Cycle at which the whole box has landed in SM `sm`'s shared memory; sector outcomes are
   // added to `outcome`.
-  Cycle read_box(Cycle issue, const Box& box, SectorCount& outcome);
+  Cycle read_box(Cycle issue, int sm, const Box& box, SectorCount& outcome);
   // Cycle at which the stored bytes have reached the L2.
   Cycle write_box(Cycle issue, const Box& box);
 
@@ -50,23 +65,36 @@ public:
   const BandwidthServer& l2_bandwidth() const { return l2_bandwidth_; }
 
 private:
-  // Looks up every line of `box`; returns {hit, miss, written back} sectors.
-  LookupOutcome lookup_box(const Box& box, bool is_write);
+  struct LineRequest {
+    LineAddress line;
+    SectorMask sectors;
+  };
+  struct BoxOutcome {
+    long long l2_sectors = 0;   // sectors served by the L2, near or far
+    long long far_sectors = 0;  // of which over the fabric
+    long long dram_sectors = 0;
+    long long written_back_sectors = 0;
+  };
 
-  SectoredCache l2_;
+  void gather_lines(const Box& box);
+  int home_of(LineAddress line) const {
+    return static_cast<int>(((line * 0xD6E8FEB86659FD93ull) >> 40) % static_cast<std::uint64_t>(partitions_.size()));
+  }
+  BoxOutcome read_lines(int partition);
+  BoxOutcome write_lines();
+
+  std::vector<SectoredCache> partitions_;
+  int sms_per_partition_;
   BandwidthServer l2_bandwidth_;
   BandwidthServer dram_;
   int line_shift_;   // log2(line bytes)
   int sector_shift_; // log2(sector bytes)
   SectorMask full_line_;
-  Cycle l2_hit_latency_;
+  Cycle near_latency_;
+  Cycle far_latency_;
   Cycle dram_latency_;
   MemoryTotals totals_;
-  struct LineRequest {
-    LineAddress line;
-    SectorMask sectors;
-  };
-  std::vector<LineRequest> lines_; // scratch for lookup_box
+  std::vector<LineRequest> lines_; // scratch
 };
 
 } // namespace tilesim

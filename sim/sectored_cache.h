@@ -20,6 +20,7 @@ struct CacheGeometry {
 };
 
 struct LookupOutcome {
+  SectorMask missed = 0; // the sectors of this access that were not present
   int hit_sectors = 0;
   int miss_sectors = 0;          // sectors fetched from memory (reads) or newly allocated (writes)
   int written_back_sectors = 0;  // dirty sectors of the line this access evicted

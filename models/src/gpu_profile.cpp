@@ -87,7 +87,7 @@ GpuProfile load_gpu_profile_file(const std::string& path) {
   p.l2.slices = sourced_int(l2, "slices", 1, 4096);
   p.l2.hit_latency_cycles = sourced(l2, "hit_latency_cycles", 1, 1e5);
   p.l2.far_hit_extra_latency_cycles = sourced(l2, "far_hit_extra_latency_cycles", 0, 1e5);
-  p.l2.bandwidth_bytes_per_cycle = sourced(l2, "bandwidth_bytes_per_cycle", 1, 1e6);
+  p.l2.bandwidth_bytes_per_s = sourced(l2, "bandwidth_bytes_per_s", 1e9, 1e15);
   p.l2.replacement = l2.string("replacement");
   if (!std::has_single_bit(static_cast<unsigned>(p.l2.line_bytes)) ||
       !std::has_single_bit(static_cast<unsigned>(p.l2.sector_bytes)))

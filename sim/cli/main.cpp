@@ -17,6 +17,8 @@ commands:
   simulate   replay one kernel spec on one GPU profile; summary on stdout, full result with --out
   whatif     compare launch orders for a kernel (the built-in default problem without --kernel)
   gpus       list the GPU profiles and their headline figures
+  compare    put a predicted result beside a measured one
+  validate   simulate every measured configuration of a dataset and score the predictions
 )";
 
 } // namespace
@@ -24,7 +26,8 @@ commands:
 int main(int argc, char** argv) {
   using namespace tilesim::cli;
   const std::map<std::string, std::function<int(const Args&)>> commands{
-      {"simulate", simulate_command}, {"whatif", whatif_command}, {"gpus", gpus_command}};
+      {"simulate", simulate_command}, {"whatif", whatif_command},   {"gpus", gpus_command},
+      {"compare", compare_command},   {"validate", validate_command}};
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
     std::cout << kUsage;
     return argc < 2 ? 2 : 0;

@@ -122,7 +122,7 @@ void Simulation::producer_issue(Cycle t, int id) {
     for (const auto& ob : boxes_) {
       issue_done += issue_cost(ob.box);
       SectorCount& counts = ob.operand == Operand::a ? a_sectors_[linear] : b_sectors_[linear];
-      ready = std::max(ready, memory_.read_box(issue_done, ob.box, counts));
+      ready = std::max(ready, memory_.read_box(issue_done, c.sm, ob.box, counts));
     }
     if (model_->uses_tma()) ready += gpu_.tma.latency_cycles;
     sm.load_unit_free = issue_done;
@@ -230,11 +230,10 @@ KernelResult Simulation::result(Cycle end) const {
   r.kernel = to_json(spec_);
   r.time_ms = clock.ms(end) + gpu_.launch.kernel_launch_overhead_us / 1000.0;
   r.tflops = spec_.flops() / (r.time_ms * 1e-3) / 1e12;
-  const long long lookups = m.l2_read_hit_sectors + m.l2_read_miss_sectors + m.l2_write_hit_sectors + m.l2_write_miss_sectors;
-  r.l2_hit_rate = lookups > 0 ? static_cast<double>(m.l2_read_hit_sectors + m.l2_write_hit_sectors) / lookups : 0.0;
+  r.l2_hit_rate = m.lookup_sectors() > 0 ? static_cast<double>(m.hit_sectors()) / m.lookup_sectors() : 0.0;
   r.dram_read_bytes = m.dram_read_bytes;
   r.dram_write_bytes = m.dram_write_bytes;
-  r.l2_read_sectors = m.l2_read_hit_sectors + m.l2_read_miss_sectors;
+  r.l2_read_sectors = m.sm_read_sectors;
   if (options_.record_tiles) {
     r.tiles = records_;
     for (auto& t : r.tiles) {
@@ -251,8 +250,10 @@ KernelResult Simulation::result(Cycle end) const {
              {"tensor_busy_fraction", end > 0 ? tensor_busy / (end * gpu_.sm.count) : 0.0},
              {"dram_busy_fraction", end > 0 ? memory_.dram().busy_cycles() / end : 0.0},
              {"l2_bandwidth_busy_fraction", end > 0 ? memory_.l2_bandwidth().busy_cycles() / end : 0.0},
-             {"l2_read_hit_rate", r.l2_read_sectors > 0 ? static_cast<double>(m.l2_read_hit_sectors) / r.l2_read_sectors : 0.0},
-             {"l2_write_sectors", m.l2_write_hit_sectors + m.l2_write_miss_sectors},
+             {"l2_near_read_hit_sectors", m.near_read_hit_sectors},
+             {"l2_fabric_read_sectors", m.fabric_read_sectors},
+             {"l2_far_read_hit_sectors", m.far_read_hit_sectors},
+             {"l2_write_sectors", m.write_sectors},
              {"l2_line_lookups", m.l2_line_lookups}};
   return r;
 }

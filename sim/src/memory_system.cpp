@@ -4,22 +4,30 @@
 #include <bit>
 
 namespace tilesim {
+namespace {
+
+// The set of a line a few places ahead is prefetched into the host's caches while the current
+// one is looked up: the lookups are independent, their host memory latency need not add up.
+constexpr std::size_t kPrefetchDistance = 8;
+
+} // namespace
 
 MemorySystem::MemorySystem(const GpuProfile& gpu)
-    : l2_({gpu.l2.size_bytes, gpu.l2.line_bytes, gpu.l2.sector_bytes, gpu.l2.ways}),
-      l2_bandwidth_(gpu.l2.bandwidth_bytes_per_cycle),
+    : sms_per_partition_((gpu.sm.count + gpu.l2.partitions - 1) / gpu.l2.partitions),
+      l2_bandwidth_(gpu.l2.bandwidth_bytes_per_s / (gpu.sm.clock_mhz * 1e6)),
       dram_(gpu.dram_bytes_per_cycle()),
       line_shift_(std::countr_zero(static_cast<unsigned>(gpu.l2.line_bytes))),
       sector_shift_(std::countr_zero(static_cast<unsigned>(gpu.l2.sector_bytes))),
       full_line_(static_cast<SectorMask>((1u << (gpu.l2.line_bytes / gpu.l2.sector_bytes)) - 1)),
-      // Lines hash across both partitions, so a box of many lines always waits for some far ones.
-      l2_hit_latency_(gpu.l2.hit_latency_cycles + gpu.l2.far_hit_extra_latency_cycles),
-      dram_latency_(gpu.dram.latency_ns * gpu.sm.clock_mhz / 1000.0) {}
+      near_latency_(gpu.l2.hit_latency_cycles),
+      far_latency_(gpu.l2.hit_latency_cycles + gpu.l2.far_hit_extra_latency_cycles),
+      dram_latency_(gpu.dram.latency_ns * gpu.sm.clock_mhz / 1000.0) {
+  for (int p = 0; p < gpu.l2.partitions; ++p)
+    partitions_.emplace_back(CacheGeometry{gpu.l2.size_bytes / gpu.l2.partitions, gpu.l2.line_bytes,
+                                           gpu.l2.sector_bytes, gpu.l2.ways});
+}
 
-LookupOutcome MemorySystem::lookup_box(const Box& box, bool is_write) {
-  // Gather the box's lines first, then look them up with the set of a line a few places ahead
-  // already on its way into the host's caches: the lookups are independent, their host memory
-  // latency need not be paid one after another.
+void MemorySystem::gather_lines(const Box& box) {
   lines_.clear();
   const Address line_mask = (Address{1} << line_shift_) - 1;
   for (int r = 0; r < box.rows; ++r) {
@@ -34,47 +42,73 @@ LookupOutcome MemorySystem::lookup_box(const Box& box, bool is_write) {
     }
   }
   totals_.l2_line_lookups += static_cast<long long>(lines_.size());
-  constexpr std::size_t kPrefetchDistance = 8;
-  for (std::size_t i = 0; i < std::min(kPrefetchDistance, lines_.size()); ++i) l2_.prefetch(lines_[i].line);
-  LookupOutcome sum;
-  for (std::size_t i = 0; i < lines_.size(); ++i) {
-    if (i + kPrefetchDistance < lines_.size()) l2_.prefetch(lines_[i + kPrefetchDistance].line);
-    const LookupOutcome o = is_write ? l2_.write(lines_[i].line, lines_[i].sectors) : l2_.read(lines_[i].line, lines_[i].sectors);
-    sum.hit_sectors += o.hit_sectors;
-    sum.miss_sectors += o.miss_sectors;
-    sum.written_back_sectors += o.written_back_sectors;
-  }
-  return sum;
 }
 
-Cycle MemorySystem::read_box(Cycle issue, const Box& box, SectorCount& outcome) {
-  const LookupOutcome o = lookup_box(box, false);
-  outcome.hits += o.hit_sectors;
-  outcome.misses += o.miss_sectors;
-  totals_.l2_read_hit_sectors += o.hit_sectors;
-  totals_.l2_read_miss_sectors += o.miss_sectors;
+MemorySystem::BoxOutcome MemorySystem::read_lines(int partition) {
+  SectoredCache& near = partitions_[partition];
+  BoxOutcome out;
+  for (std::size_t i = 0; i < std::min(kPrefetchDistance, lines_.size()); ++i) near.prefetch(lines_[i].line);
+  for (std::size_t i = 0; i < lines_.size(); ++i) {
+    if (i + kPrefetchDistance < lines_.size()) near.prefetch(lines_[i + kPrefetchDistance].line);
+    const LineRequest& req = lines_[i];
+    const LookupOutcome o = near.read(req.line, req.sectors);
+    totals_.sm_read_sectors += o.hit_sectors + o.miss_sectors;
+    totals_.near_read_hit_sectors += o.hit_sectors;
+    out.l2_sectors += o.hit_sectors;
+    if (o.miss_sectors == 0) continue;
+    const int home = home_of(req.line);
+    if (home == partition) {
+      out.dram_sectors += o.miss_sectors;
+      out.written_back_sectors += o.written_back_sectors;
+      continue;
+    }
+    const LookupOutcome far = partitions_[home].read(req.line, o.missed);
+    totals_.fabric_read_sectors += o.miss_sectors;
+    totals_.far_read_hit_sectors += far.hit_sectors;
+    out.l2_sectors += far.hit_sectors;
+    out.far_sectors += far.hit_sectors;
+    out.dram_sectors += far.miss_sectors;
+    out.written_back_sectors += far.written_back_sectors;
+  }
+  return out;
+}
 
-  const ByteCount miss_bytes = static_cast<ByteCount>(o.miss_sectors) << sector_shift_;
-  const ByteCount writeback_bytes = static_cast<ByteCount>(o.written_back_sectors) << sector_shift_;
-  totals_.dram_read_bytes += miss_bytes;
+MemorySystem::BoxOutcome MemorySystem::write_lines() {
+  BoxOutcome out;
+  for (const LineRequest& req : lines_) {
+    const LookupOutcome o = partitions_[home_of(req.line)].write(req.line, req.sectors);
+    totals_.write_sectors += o.hit_sectors + o.miss_sectors;
+    totals_.write_hit_sectors += o.hit_sectors;
+    out.l2_sectors += o.hit_sectors + o.miss_sectors;
+    out.written_back_sectors += o.written_back_sectors;
+  }
+  return out;
+}
+
+Cycle MemorySystem::read_box(Cycle issue, int sm, const Box& box, SectorCount& outcome) {
+  gather_lines(box);
+  const BoxOutcome o = read_lines(std::min(sm / sms_per_partition_, static_cast<int>(partitions_.size()) - 1));
+  outcome.hits += o.l2_sectors;
+  outcome.misses += o.dram_sectors;
+  const ByteCount dram_bytes = o.dram_sectors << sector_shift_;
+  const ByteCount writeback_bytes = o.written_back_sectors << sector_shift_;
+  totals_.dram_read_bytes += dram_bytes;
   totals_.dram_write_bytes += writeback_bytes;
 
-  const ByteCount all_bytes = static_cast<ByteCount>(o.hit_sectors + o.miss_sectors) << sector_shift_;
-  Cycle done = l2_bandwidth_.serve(issue, all_bytes) + l2_hit_latency_;
+  const ByteCount all_bytes = (o.l2_sectors + o.dram_sectors) << sector_shift_;
+  Cycle done = l2_bandwidth_.serve(issue, all_bytes) + (o.far_sectors > 0 ? far_latency_ : near_latency_);
   if (writeback_bytes > 0) dram_.serve(issue, writeback_bytes);
-  if (miss_bytes > 0) done = std::max(done, dram_.serve(issue, miss_bytes) + dram_latency_);
+  if (dram_bytes > 0) done = std::max(done, dram_.serve(issue, dram_bytes) + dram_latency_);
   return done;
 }
 
 Cycle MemorySystem::write_box(Cycle issue, const Box& box) {
-  const LookupOutcome o = lookup_box(box, true);
-  totals_.l2_write_hit_sectors += o.hit_sectors;
-  totals_.l2_write_miss_sectors += o.miss_sectors;
-  const ByteCount writeback_bytes = static_cast<ByteCount>(o.written_back_sectors) << sector_shift_;
+  gather_lines(box);
+  const BoxOutcome o = write_lines();
+  const ByteCount writeback_bytes = o.written_back_sectors << sector_shift_;
   totals_.dram_write_bytes += writeback_bytes;
   if (writeback_bytes > 0) dram_.serve(issue, writeback_bytes);
-  const ByteCount bytes = static_cast<ByteCount>(o.hit_sectors + o.miss_sectors) << sector_shift_;
-  return l2_bandwidth_.serve(issue, bytes) + l2_hit_latency_;
+  return l2_bandwidth_.serve(issue, o.l2_sectors << sector_shift_) + far_latency_;
 }
 
 } // namespace tilesim

@@ -54,6 +54,7 @@ LookupOutcome SectoredCache::access(LineAddress line, SectorMask sectors, bool i
   if (match != 0) {
     const int w = std::countr_zero(match);
     const SectorMask missing = static_cast<SectorMask>(sectors & ~valid[w]);
+    out.missed = missing;
     out.miss_sectors = sectors_in(missing);
     out.hit_sectors = sectors_in(sectors) - out.miss_sectors;
     valid[w] |= sectors;
@@ -70,6 +71,7 @@ LookupOutcome SectoredCache::access(LineAddress line, SectorMask sectors, bool i
     }
     if (last_use[w] < last_use[victim]) victim = w;
   }
+  out.missed = sectors;
   out.miss_sectors = sectors_in(sectors);
   out.written_back_sectors = tags[victim] != kEmpty ? sectors_in(dirty[victim]) : 0;
   tags[victim] = tag;

@@ -36,6 +36,8 @@ po::options_description describe(tilesim::measure::MeasureOptions& o, std::strin
       ("runs", po::value(&o.runs)->default_value(20), "timed runs (median reported), L2 flushed before each")
       ("warmup", po::value(&o.warmup)->default_value(3), "untimed runs first")
       ("trace", po::bool_switch(&o.trace), "one more run with the per-tile trace; tiles go in the result")
+      ("counter-launches", po::value(&o.counter_launches)->default_value(5),
+       "profiled launches (L2 flushed before each); counters are their median")
       ("no-counters", "skip the hardware counters (time only)")
       ("launch-only", po::bool_switch(&o.launch_only),
        "no CUPTI: warm-up + runs flushed launches for ncu/nsys to profile; writes no result")
@@ -69,8 +71,8 @@ int main(int argc, char** argv) {
       return kOk;
     }
     if (out.empty()) throw MeasureError(MeasureFailure::usage, "--out is required (the result JSON to write)");
-    if (options.runs < 1 || options.warmup < 0)
-      throw MeasureError(MeasureFailure::usage, "--runs must be >= 1 and --warmup >= 0");
+    if (options.runs < 1 || options.warmup < 0 || options.counter_launches < 1)
+      throw MeasureError(MeasureFailure::usage, "--runs and --counter-launches must be >= 1, --warmup >= 0");
     if (!order.empty()) options.order = order;
     options.counters = vm.count("no-counters") == 0;
     const tilesim::KernelResult result = tilesim::measure::measure_kernel(options);

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <memory>
 #include <stdexcept>
 
@@ -96,16 +97,28 @@ RunTimes time_cold_runs(MeasuredWorkload& work, const L2Flusher& flusher, int ru
   return split_runs(recorder.stop(), runs);
 }
 
-void fill_counters(KernelResult& r, const CounterValues& c) {
-  auto value = [&](const char* name) { return c.values.at(name); };
-  r.l2_hit_rate = value(kHitRate) / 100.0;
-  r.dram_read_bytes = std::llround(value(kDramRead));
-  r.dram_write_bytes = std::llround(value(kDramWrite));
-  r.l2_read_sectors = std::llround(value(kL2ReadSectors));
-  r.extra["counters"] = c.values;
+// Counters are the median over the profiled launches; every launch's values stay in extra.
+void fill_counters(KernelResult& r, const CounterSamples& c) {
+  std::map<std::string, double> medians;
+  nlohmann::json samples = nlohmann::json::object();
+  for (const auto& name : counter_metrics()) {
+    std::vector<double> values;
+    for (const auto& launch : c.launches) values.push_back(launch.at(name));
+    medians[name] = median(values);
+    samples[name] = values;
+  }
+  r.l2_hit_rate = medians.at(kHitRate) / 100.0;
+  r.dram_read_bytes = std::llround(medians.at(kDramRead));
+  r.dram_write_bytes = std::llround(medians.at(kDramWrite));
+  r.l2_read_sectors = std::llround(medians.at(kL2ReadSectors));
+  r.extra["counters"] = medians;
+  r.extra["counter_samples"] = samples;
+  r.extra["counter_launches"] = c.launches.size();
   r.extra["counter_passes"] = c.passes;
   r.extra["counter_chip"] = c.chip;
-  r.extra["sm_clock_mhz"] = value(kSmClock) * 1e-6;
+  r.extra["counter_method"] = "CUPTI range profiler, user range + user replay around each launch, L2 flushed "
+                              "before each launch; median over the launches";
+  r.extra["sm_clock_mhz"] = medians.at(kSmClock) * 1e-6;
 }
 
 void select_device(int device) {
@@ -170,10 +183,8 @@ KernelResult measure_kernel(const MeasureOptions& o) {
                        {"all_ms", times.ms}};
 
   if (o.counters) {
-    RangeCounterProfiler profiler(counter_metrics());
-    const CounterValues values = profiler.measure(
-        {[&] { flusher.flush(stream.get()); }, [&] { work->launch(stream.get()); }});
-    fill_counters(r, values);
+    RangeCounterProfiler profiler(counter_metrics(), o.counter_launches);
+    fill_counters(r, profiler.measure({[&] { flusher.flush(stream.get()); }, [&] { work->launch(stream.get()); }}));
   } else {
     r.extra["counters"] = "skipped (--no-counters)";
   }

@@ -18,6 +18,7 @@ struct MeasureOptions {
   std::size_t copy_bytes = 0;       // > 0: measure the streaming copy instead of a spec
   int runs = 20;
   int warmup = 3;
+  int counter_launches = 5; // profiled launches; counters are their median
   bool trace = false;
   bool counters = true;
   bool launch_only = false; // no CUPTI at all: flushed launches for an external profiler (ncu)

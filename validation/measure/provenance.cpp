@@ -11,6 +11,10 @@
 #include <ctime>
 #include <fstream>
 
+#ifndef TILESIM_KERNEL_SOURCE_SHA256
+#define TILESIM_KERNEL_SOURCE_SHA256 "unknown"
+#endif
+
 namespace tilesim::measure {
 namespace {
 
@@ -93,6 +97,7 @@ nlohmann::json provenance(const std::vector<std::string>& argv, int device) {
           {"driver", driver_release()},
           {"driver_cuda_api", version_string(driver)},
           {"cuda_runtime", version_string(runtime)},
+          {"kernel_source_sha256", TILESIM_KERNEL_SOURCE_SHA256},
           {"date", utc_now()},
           {"hostname", host_name()}};
 }

@@ -12,7 +12,8 @@ namespace tilesim::measure {
 // argv joined with POSIX shell quoting, so the command can be pasted back into a shell.
 std::string shell_command(const std::vector<std::string>& argv);
 
-// {command, gpu, driver, driver_api, cuda_runtime, date, hostname}
+// {command, gpu, gpu_sms, gpu_l2_bytes, driver, driver_cuda_api, cuda_runtime, kernel_source_sha256,
+//  date, hostname}
 nlohmann::json provenance(const std::vector<std::string>& argv, int device);
 
 } // namespace tilesim::measure

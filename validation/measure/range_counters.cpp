@@ -22,7 +22,6 @@ template <typename Params> Params cupti_params(size_t struct_size) {
 }
 #define CUPTI_PARAMS(Type) cupti_params<Type>(Type##_STRUCT_SIZE)
 
-constexpr const char* kRangeName = "tilesim_kernel";
 // A multi-pass config replays the launch once per pass; more than this means the metric list is
 // far heavier than the handful the harness is meant for.
 constexpr int kMaxPasses = 64;
@@ -58,6 +57,7 @@ struct RangeCounterProfiler::Session {
   CUpti_RangeProfiler_Object* range = nullptr;
   bool profiler_initialized = false;
   int passes = 0;
+  int launches = 1;
 
   void initialize(int device) {
     auto init = CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
@@ -118,8 +118,8 @@ struct RangeCounterProfiler::Session {
     size.pRangeProfilerObject = range;
     size.pMetricNames = metric_names.data();
     size.numMetrics = metric_names.size();
-    size.maxNumOfRanges = 1;
-    size.maxNumRangeTreeNodes = 1;
+    size.maxNumOfRanges = static_cast<size_t>(launches);
+    size.maxNumRangeTreeNodes = static_cast<uint32_t>(launches);
     check_cupti(cuptiRangeProfilerGetCounterDataSize(&size), "cuptiRangeProfilerGetCounterDataSize");
     counter_data.assign(size.counterDataSize, 0);
     auto init = CUPTI_PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params);
@@ -136,7 +136,7 @@ struct RangeCounterProfiler::Session {
     set.pCounterDataImage = counter_data.data();
     set.range = CUPTI_UserRange;
     set.replayMode = CUPTI_UserReplay;
-    set.maxRangesPerPass = 1;
+    set.maxRangesPerPass = static_cast<size_t>(launches);
     set.numNestingLevels = 1;
     set.minNestingLevel = 1;
     set.passIndex = 0;
@@ -162,8 +162,11 @@ struct RangeCounterProfiler::Session {
   }
 };
 
-RangeCounterProfiler::RangeCounterProfiler(std::vector<std::string> metrics) : session_(std::make_unique<Session>()) {
+RangeCounterProfiler::RangeCounterProfiler(std::vector<std::string> metrics, int launches)
+    : session_(std::make_unique<Session>()) {
   Session& s = *session_;
+  if (launches < 1) throw MeasureError(MeasureFailure::usage, "--counter-launches must be >= 1");
+  s.launches = launches;
   s.metrics = std::move(metrics);
   for (const auto& m : s.metrics) s.metric_names.push_back(m.c_str());
   int device = 0;
@@ -179,62 +182,75 @@ RangeCounterProfiler::RangeCounterProfiler(std::vector<std::string> metrics) : s
 
 RangeCounterProfiler::~RangeCounterProfiler() = default;
 
-CounterValues RangeCounterProfiler::measure(const CounterPass& pass) {
+void RangeCounterProfiler::profile_one_range(const CounterLaunch& launch, int index) {
+  Session& s = *session_;
+  if (launch.before) launch.before();
+  check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize (before a profiled launch)");
+  const std::string name = "launch_" + std::to_string(index);
+  auto push = CUPTI_PARAMS(CUpti_RangeProfiler_PushRange_Params);
+  push.pRangeProfilerObject = s.range;
+  push.pRangeName = name.c_str();
+  check_cupti(cuptiRangeProfilerPushRange(&push), "cuptiRangeProfilerPushRange");
+  launch.launch();
+  check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize (after a profiled launch)");
+  auto pop = CUPTI_PARAMS(CUpti_RangeProfiler_PopRange_Params);
+  pop.pRangeProfilerObject = s.range;
+  check_cupti(cuptiRangeProfilerPopRange(&pop), "cuptiRangeProfilerPopRange");
+}
+
+std::vector<std::map<std::string, double>> RangeCounterProfiler::evaluate_ranges() {
+  Session& s = *session_;
+  auto info = CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
+  info.pCounterDataImage = s.counter_data.data();
+  info.counterDataImageSize = s.counter_data.size();
+  check_cupti(cuptiRangeProfilerGetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo");
+  if (info.numTotalRanges != static_cast<size_t>(s.launches))
+    throw MeasureError(MeasureFailure::runtime, "the counter data holds " + std::to_string(info.numTotalRanges) +
+                                                    " ranges, expected " + std::to_string(s.launches));
+  std::vector<std::map<std::string, double>> out;
+  std::vector<double> values(s.metric_names.size(), 0.0);
+  for (size_t range = 0; range < info.numTotalRanges; ++range) {
+    auto eval = CUPTI_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
+    eval.pHostObject = s.host;
+    eval.pCounterDataImage = s.counter_data.data();
+    eval.counterDataImageSize = s.counter_data.size();
+    eval.rangeIndex = range;
+    eval.ppMetricNames = s.metric_names.data();
+    eval.numMetrics = s.metric_names.size();
+    eval.pMetricValues = values.data();
+    check_cupti(cuptiProfilerHostEvaluateToGpuValues(&eval), "cuptiProfilerHostEvaluateToGpuValues");
+    std::map<std::string, double>& launch = out.emplace_back();
+    for (size_t i = 0; i < s.metrics.size(); ++i) launch[s.metrics[i]] = values[i];
+  }
+  return out;
+}
+
+CounterSamples RangeCounterProfiler::measure(const CounterLaunch& launch) {
   Session& s = *session_;
   bool all_submitted = false;
   int replays = 0;
   while (!all_submitted) {
     if (++replays > kMaxPasses)
       throw MeasureError(MeasureFailure::runtime, "cuptiRangeProfilerStop never reported all passes submitted");
-    if (pass.before_pass) pass.before_pass();
-    check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize (before a counter pass)");
     auto start = CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
     start.pRangeProfilerObject = s.range;
     check_cupti(cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart");
-    auto push = CUPTI_PARAMS(CUpti_RangeProfiler_PushRange_Params);
-    push.pRangeProfilerObject = s.range;
-    push.pRangeName = kRangeName;
-    check_cupti(cuptiRangeProfilerPushRange(&push), "cuptiRangeProfilerPushRange");
-    pass.launch();
-    check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize (after the profiled launch)");
-    auto pop = CUPTI_PARAMS(CUpti_RangeProfiler_PopRange_Params);
-    pop.pRangeProfilerObject = s.range;
-    check_cupti(cuptiRangeProfilerPopRange(&pop), "cuptiRangeProfilerPopRange");
+    for (int i = 0; i < s.launches; ++i) profile_one_range(launch, i);
     auto stop = CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
     stop.pRangeProfilerObject = s.range;
     check_cupti(cuptiRangeProfilerStop(&stop), "cuptiRangeProfilerStop");
     all_submitted = stop.isAllPassSubmitted != 0;
   }
-
   auto decode = CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
   decode.pRangeProfilerObject = s.range;
   check_cupti(cuptiRangeProfilerDecodeData(&decode), "cuptiRangeProfilerDecodeData");
   if (decode.numOfRangeDropped != 0)
     throw MeasureError(MeasureFailure::runtime, "cuptiRangeProfilerDecodeData dropped " +
                                                     std::to_string(decode.numOfRangeDropped) + " range(s)");
-  auto info = CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
-  info.pCounterDataImage = s.counter_data.data();
-  info.counterDataImageSize = s.counter_data.size();
-  check_cupti(cuptiRangeProfilerGetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo");
-  if (info.numTotalRanges != 1)
-    throw MeasureError(MeasureFailure::runtime,
-                       "the counter data holds " + std::to_string(info.numTotalRanges) + " ranges, expected 1");
-
-  std::vector<double> values(s.metric_names.size(), 0.0);
-  auto eval = CUPTI_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
-  eval.pHostObject = s.host;
-  eval.pCounterDataImage = s.counter_data.data();
-  eval.counterDataImageSize = s.counter_data.size();
-  eval.rangeIndex = 0;
-  eval.ppMetricNames = s.metric_names.data();
-  eval.numMetrics = s.metric_names.size();
-  eval.pMetricValues = values.data();
-  check_cupti(cuptiProfilerHostEvaluateToGpuValues(&eval), "cuptiProfilerHostEvaluateToGpuValues");
-
-  CounterValues out;
+  CounterSamples out;
+  out.launches = evaluate_ranges();
   out.passes = replays;
   out.chip = s.chip;
-  for (size_t i = 0; i < s.metrics.size(); ++i) out.values[s.metrics[i]] = values[i];
   return out;
 }
 

@@ -1,0 +1,121 @@
+#include "sim/cli/commands.h"
+
+#include "models/gpu_profile.h"
+#include "models/spec_error.h"
+#include "validation/compare/dataset_validation.h"
+
+#include <boost/program_options.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+namespace tilesim::cli {
+namespace {
+
+nlohmann::json to_json(const SplitScore& s) {
+  return {{"configurations", s.configurations},     {"time_mape", s.time_mape},
+          {"dram_read_mape", s.dram_read_mape},     {"dram_write_mape", s.dram_write_mape},
+          {"l2_hit_mae_points", s.l2_hit_mae_points}, {"l2_read_sectors_mape", s.l2_read_sectors_mape},
+          {"spearman_by_shape", s.spearman_by_shape}, {"min_spearman", s.min_spearman()}};
+}
+
+void print_split(const char* name, const SplitScore& s, const FidelityBars& bars) {
+  std::printf("%-10s %4d configs  time MAPE %5.1f%% (bar %.0f%%)  DRAM read MAPE %5.1f%% (bar %.0f%%)  "
+              "DRAM write MAPE %5.1f%%  L2 hit MAE %4.1f pt (bar %.0f)  L2 sectors MAPE %5.1f%%  "
+              "min Spearman %.2f over %zu shapes (bar %.2f)\n",
+              name, s.configurations, 100 * s.time_mape, 100 * bars.time_mape, 100 * s.dram_read_mape,
+              100 * bars.dram_read_mape, 100 * s.dram_write_mape, s.l2_hit_mae_points, bars.l2_hit_mae_points,
+              100 * s.l2_read_sectors_mape, s.min_spearman(), s.spearman_by_shape.size(), bars.spearman_min);
+}
+
+} // namespace
+
+int compare_command(const Args& args) {
+  namespace po = boost::program_options;
+  std::vector<std::string> files;
+  po::options_description options("tilesim compare predicted.json measured.json");
+  options.add_options()("help,h", "this help")("files", po::value(&files)->multitoken(), "the two results");
+  po::positional_options_description positional;
+  positional.add("files", 2);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
+  if (vm.count("help")) {
+    std::cout << options;
+    return 0;
+  }
+  po::notify(vm);
+  if (files.size() != 2) throw SpecError("tilesim compare", "arguments", "needs two result files", "give predicted.json measured.json");
+  const KernelResult p = load_kernel_result(files[0]), m = load_kernel_result(files[1]);
+  const ConfigurationError e = compare_results(p, m);
+  std::printf("%-18s %14s %14s %10s\n", "metric", "predicted", "measured", "error");
+  std::printf("%-18s %14.4f %14.4f %+9.1f%%\n", "time ms", p.time_ms, m.time_ms, 100 * e.time_error);
+  std::printf("%-18s %14.1f %14.1f %+9.1f%%\n", "TFLOP/s", p.tflops, m.tflops, 100 * (p.tflops / m.tflops - 1));
+  std::printf("%-18s %13.1f%% %13.1f%% %+8.1f pt\n", "L2 hit rate", 100 * p.l2_hit_rate, 100 * m.l2_hit_rate, e.l2_hit_points);
+  std::printf("%-18s %14.4f %14.4f %+9.1f%%\n", "DRAM read GB", p.dram_read_bytes / 1e9, m.dram_read_bytes / 1e9,
+              100 * e.dram_read_error);
+  std::printf("%-18s %14.4f %14.4f %+9.1f%%\n", "DRAM write GB", p.dram_write_bytes / 1e9, m.dram_write_bytes / 1e9,
+              100 * e.dram_write_error);
+  std::printf("%-18s %14lld %14lld %+9.1f%%\n", "L2 read sectors", p.l2_read_sectors, m.l2_read_sectors,
+              100 * e.l2_read_sectors_error);
+  return 0;
+}
+
+int validate_command(const Args& args) {
+  namespace po = boost::program_options;
+  std::string dataset_dir, gpu_name, json_path;
+  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  bool quiet = false;
+  po::options_description options("tilesim validate --dataset validation/data/h100/measured [--gpu h100] [--json out.json]");
+  options.add_options()("help,h", "this help")("dataset", po::value(&dataset_dir)->required(),
+                                               "folder of measured results (tilesim.result/1)")(
+      "gpu", po::value(&gpu_name)->default_value("h100"), "GPU profile to predict with")(
+      "json", po::value(&json_path), "also write every row and the scores as JSON here")(
+      "threads", po::value(&threads), "simulations run in parallel")("quiet", po::bool_switch(&quiet),
+                                                                     "print only the scores, not every configuration");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(options).run(), vm);
+  if (vm.count("help")) {
+    std::cout << options;
+    return 0;
+  }
+  po::notify(vm);
+  const GpuProfile gpu = load_gpu_profile(gpu_name);
+  const auto dataset = load_measured_dataset(dataset_dir);
+  const auto rows = validate_dataset(gpu, dataset, threads);
+  const FidelityBars bars;
+  if (!quiet) {
+    std::printf("%-44s %-14s %4s %10s %10s %8s %8s %8s %8s\n", "configuration", "order", "set", "meas ms", "pred ms",
+                "time", "DRAM rd", "L2 hit", "sectors");
+    for (const auto& r : rows)
+      std::printf("%-44s %-14s %4s %10.4f %10.4f %+7.1f%% %+7.1f%% %+6.1fpt %+7.1f%%\n", r.id.c_str(), r.order.c_str(),
+                  r.held_back ? "held" : "cal", r.measured_time_ms, r.predicted_time_ms, 100 * r.time_error,
+                  100 * r.dram_read_error, r.l2_hit_points, 100 * r.l2_read_sectors_error);
+  }
+  const SplitScore calibration = score(rows, false, bars), held = score(rows, true, bars);
+  print_split("calibrate", calibration, bars);
+  print_split("held-back", held, bars);
+  const auto missed = missed_bars(held, bars);
+  if (!json_path.empty()) {
+    nlohmann::json j{{"gpu", gpu.name}, {"dataset", dataset_dir}, {"calibration", to_json(calibration)},
+                     {"held_back", to_json(held)}, {"missed_bars", missed}, {"rows", nlohmann::json::array()}};
+    for (const auto& r : rows)
+      j["rows"].push_back({{"id", r.id}, {"order", r.order}, {"held_back", r.held_back}, {"measured_time_ms", r.measured_time_ms},
+                           {"predicted_time_ms", r.predicted_time_ms}, {"time_error", r.time_error},
+                           {"dram_read_error", r.dram_read_error}, {"dram_write_error", r.dram_write_error},
+                           {"l2_hit_points", r.l2_hit_points}, {"l2_read_sectors_error", r.l2_read_sectors_error}});
+    std::ofstream(json_path) << j.dump(1) << '\n';
+  }
+  if (missed.empty()) {
+    std::printf("held-back configurations meet every fidelity bar\n");
+    return 0;
+  }
+  std::printf("held-back configurations miss:");
+  for (const auto& m : missed) std::printf(" [%s]", m.c_str());
+  std::printf("\n");
+  return 3;
+}
+
+} // namespace tilesim::cli

@@ -1,0 +1,57 @@
+#include "validation/compare/dataset_validation.h"
+
+#include "models/json_fields.h"
+#include "sim/gpu_simulator.h"
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <stdexcept>
+#include <thread>
+
+namespace tilesim {
+
+std::vector<MeasuredConfiguration> load_measured_dataset(const std::string& folder) {
+  namespace fs = std::filesystem;
+  if (!fs::is_directory(folder))
+    throw SpecError(folder, "--dataset", "is not a folder", "give the folder holding measured result JSON files");
+  std::vector<MeasuredConfiguration> dataset;
+  for (const auto& entry : fs::recursive_directory_iterator(folder)) {
+    if (entry.path().extension() != ".json") continue;
+    const nlohmann::json j = read_json_file(entry.path().string(), "result");
+    if (!j.is_object() || j.value("schema", "") != kResultSchema || j.value("source", "") != "measured") continue;
+    dataset.push_back({entry.path().stem().string(), kernel_result_from_json(j, entry.path().string())});
+  }
+  if (dataset.empty())
+    throw SpecError(folder, "--dataset", "holds no measured tilesim.result/1 files", "run tilesim-measure first");
+  std::sort(dataset.begin(), dataset.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  return dataset;
+}
+
+std::vector<ConfigurationError> validate_dataset(const GpuProfile& gpu, const std::vector<MeasuredConfiguration>& dataset,
+                                                 unsigned threads) {
+  std::vector<ConfigurationError> rows(dataset.size());
+  std::vector<std::string> errors(dataset.size());
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < dataset.size(); i = next++) {
+      try {
+        const KernelSpec spec = parse_kernel_spec(dataset[i].measured.kernel, dataset[i].id);
+        const KernelResult predicted = simulate(gpu, spec, {.record_tiles = false, .progress = {}});
+        rows[i] = compare_results(predicted, dataset[i].measured);
+        rows[i].id = dataset[i].id;
+        rows[i].held_back = is_held_back(dataset[i].id);
+      } catch (const std::exception& e) {
+        errors[i] = e.what();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < std::max(1u, std::min<unsigned>(threads, dataset.size())); ++t) pool.emplace_back(worker);
+  for (auto& t : pool) t.join();
+  for (const auto& e : errors)
+    if (!e.empty()) throw std::runtime_error(e);
+  return rows;
+}
+
+} // namespace tilesim

@@ -1,0 +1,26 @@
+// Simulates every measured configuration of a dataset folder and compares each with its
+// measurement.
+#pragma once
+
+#include "models/gpu_profile.h"
+#include "validation/compare/fidelity.h"
+
+#include <string>
+#include <vector>
+
+namespace tilesim {
+
+struct MeasuredConfiguration {
+  std::string id; // file stem
+  KernelResult measured;
+};
+
+// Every tilesim.result/1 file with source "measured" under `folder` (recursively), sorted by id.
+// Throws SpecError when the folder does not exist or holds none.
+std::vector<MeasuredConfiguration> load_measured_dataset(const std::string& folder);
+
+// Simulates each configuration's kernel spec on `gpu` with `threads` workers.
+std::vector<ConfigurationError> validate_dataset(const GpuProfile& gpu, const std::vector<MeasuredConfiguration>& dataset,
+                                                 unsigned threads);
+
+} // namespace tilesim

@@ -1,0 +1,54 @@
+// Predicted against measured: per-configuration errors, rank agreement of launch orders within a
+// shape, and the fidelity bars a dataset must meet (issue 4).
+#pragma once
+
+#include "sim/kernel_result.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tilesim {
+
+struct ConfigurationError {
+  std::string id;    // dataset file stem
+  std::string shape; // the kernel spec without its launch order
+  std::string order;
+  bool held_back = false;
+  double measured_time_ms = 0, predicted_time_ms = 0;
+  double time_error = 0;        // (predicted - measured) / measured
+  double dram_read_error = 0;   // relative, as above
+  double dram_write_error = 0;  // relative; 0 when both are below 1 MB
+  double l2_hit_points = 0;     // predicted - measured, in percentage points
+  double l2_read_sectors_error = 0;
+};
+
+ConfigurationError compare_results(const KernelResult& predicted, const KernelResult& measured);
+
+// Spearman's rank correlation with tied ranks averaged; 1 for fewer than two points.
+double spearman(const std::vector<double>& x, const std::vector<double>& y);
+
+struct FidelityBars {
+  double time_mape = 0.10;
+  double dram_read_mape = 0.15;
+  double l2_hit_mae_points = 5.0;
+  double spearman_min = 0.9;
+  int spearman_min_orders = 4;
+};
+
+struct SplitScore {
+  int configurations = 0;
+  double time_mape = 0, dram_read_mape = 0, dram_write_mape = 0, l2_hit_mae_points = 0, l2_read_sectors_mape = 0;
+  std::map<std::string, double> spearman_by_shape; // shapes with at least spearman_min_orders orders
+  double min_spearman() const;
+};
+
+SplitScore score(const std::vector<ConfigurationError>& rows, bool held_back, const FidelityBars& bars);
+// Names of the bars `s` misses; empty when it meets them all.
+std::vector<std::string> missed_bars(const SplitScore& s, const FidelityBars& bars);
+
+// The fixed split rule: a configuration is held back when the FNV-1a hash of its file stem is
+// 0 modulo 3 (README.md, "Validation"). It depends on the name alone, never on the errors.
+bool is_held_back(const std::string& id);
+
+} // namespace tilesim
