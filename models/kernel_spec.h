@@ -42,6 +42,9 @@ struct KernelSpec {
   int warps = 0;
   LoadPath load = LoadPath::tma;
   bool persistent = false;
+  // CTAs per thread-block cluster. With 2, consecutive work items pair up and the operand tile
+  // the pair shares (same W tile, else same X tile) is loaded half by each CTA and multicast to both.
+  int cluster = 1;
   LaunchOrder order;
 
   int experts() const { return static_cast<int>(expert_tokens.size()); }

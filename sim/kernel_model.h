@@ -22,6 +22,15 @@ struct OperandBox {
   Box box;
 };
 
+// One work item of a CTA: the tile it computes, and in a cluster of two the tile its partner
+// computes at the same time (the pair may share an operand tile).
+struct WorkItem {
+  int linear = 0;         // position of the tile in the launch order
+  int partner = -1;       // the partner CTA's tile, -1 without a cluster
+  int rank = 0;           // this CTA's rank in its cluster
+  bool store = true;      // false for the partner that pads an odd tile count (computes, never stores)
+};
+
 struct CtaResources {
   int threads = 0;
   int registers_per_thread = 0;
@@ -34,8 +43,8 @@ public:
   virtual int tile_count() const = 0;
   virtual TileIndex tile(int linear) const = 0;
   virtual int k_steps() const = 0;
-  // Boxes the producer loads for K step `k` of `tile` (appended to `out`).
-  virtual void load_boxes(const TileIndex& tile, int k, std::vector<OperandBox>& out) const = 0;
+  // Boxes this CTA's producer loads for K step `k` of `item` (appended to `out`).
+  virtual void load_boxes(const WorkItem& item, int k, std::vector<OperandBox>& out) const = 0;
   virtual Box store_box(const TileIndex& tile) const = 0;
   virtual Cycle mma_cycles_per_k_step() const = 0;
   // Per-element work the consumer warps issue each K step (conversions, scaling), in cycles.

@@ -9,7 +9,7 @@
 // miss there are looked up in the home partition over the fabric, and only misses there go to
 // DRAM. Lines read from both sides occupy space in both halves. The lab's pointer chase sees the
 // step this implies: ~285 cycles up to ~20 MB, ~409 cycles from 28 MB (models/gpus/h100_sxm.json).
-// Stores go to the home partition, the point of coherence, which alone holds dirty data.
+// Stores go to the home partition, the point of coherence, and write through to DRAM.
 #pragma once
 
 #include "models/gpu_profile.h"

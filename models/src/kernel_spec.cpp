@@ -150,6 +150,7 @@ KernelSpec parse_kernel_spec(const nlohmann::json& j, const std::string& source)
   else
     f.fail("load", "unknown load path '" + load + "'", "use \"tma\" or \"cp_async\"");
   s.persistent = f.boolean_or("persistent", false);
+  s.cluster = static_cast<int>(f.integer_or("cluster", 1, 1, 2));
   try {
     s.order = parse_launch_order(f.string_or("order", "row_major"));
   } catch (const std::invalid_argument& e) {
@@ -180,6 +181,7 @@ nlohmann::json to_json(const KernelSpec& s) {
                    {"warps", s.warps},
                    {"load", s.load == LoadPath::tma ? "tma" : "cp_async"},
                    {"persistent", s.persistent},
+                   {"cluster", s.cluster},
                    {"order", to_string(s.order)}};
   if (s.kind == KernelKind::gemm)
     j["m"] = s.expert_tokens.front();

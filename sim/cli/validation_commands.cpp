@@ -68,13 +68,23 @@ int validate_command(const Args& args) {
   std::string dataset_dir, gpu_name, json_path;
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   bool quiet = false;
+  std::string clock = "measured";
+  FidelityBars bars;
   po::options_description options("tilesim validate --dataset validation/data/h100/measured [--gpu h100] [--json out.json]");
   options.add_options()("help,h", "this help")("dataset", po::value(&dataset_dir)->required(),
                                                "folder of measured results (tilesim.result/1)")(
       "gpu", po::value(&gpu_name)->default_value("h100"), "GPU profile to predict with")(
       "json", po::value(&json_path), "also write every row and the scores as JSON here")(
-      "threads", po::value(&threads), "simulations run in parallel")("quiet", po::bool_switch(&quiet),
-                                                                     "print only the scores, not every configuration");
+      "threads", po::value(&threads), "simulations run in parallel")(
+      "quiet", po::bool_switch(&quiet), "print only the scores, not every configuration")(
+      "clock", po::value(&clock)->default_value("measured"),
+      "SM clock to predict at: measured (each configuration's recorded extra.sm_clock_mhz) or profile")(
+      "time-mape", po::value(&bars.time_mape)->default_value(bars.time_mape), "bar: time MAPE (fraction)")(
+      "dram-read-mape", po::value(&bars.dram_read_mape)->default_value(bars.dram_read_mape), "bar: DRAM read MAPE")(
+      "l2-hit-mae", po::value(&bars.l2_hit_mae_points)->default_value(bars.l2_hit_mae_points),
+      "bar: L2 hit rate mean absolute error, points")(
+      "spearman", po::value(&bars.spearman_min)->default_value(bars.spearman_min),
+      "bar: least Spearman rank correlation of orders within a shape of 4+ orders");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(options).run(), vm);
   if (vm.count("help")) {
@@ -82,10 +92,11 @@ int validate_command(const Args& args) {
     return 0;
   }
   po::notify(vm);
+  if (clock != "measured" && clock != "profile")
+    throw SpecError("--clock", clock, "is neither measured nor profile", "write --clock measured or --clock profile");
   const GpuProfile gpu = load_gpu_profile(gpu_name);
   const auto dataset = load_measured_dataset(dataset_dir);
-  const auto rows = validate_dataset(gpu, dataset, threads);
-  const FidelityBars bars;
+  const auto rows = validate_dataset(gpu, dataset, threads, clock == "measured");
   if (!quiet) {
     std::printf("%-44s %-14s %4s %10s %10s %8s %8s %8s %8s\n", "configuration", "order", "set", "meas ms", "pred ms",
                 "time", "DRAM rd", "L2 hit", "sectors");
@@ -99,7 +110,7 @@ int validate_command(const Args& args) {
   print_split("held-back", held, bars);
   const auto missed = missed_bars(held, bars);
   if (!json_path.empty()) {
-    nlohmann::json j{{"gpu", gpu.name}, {"dataset", dataset_dir}, {"calibration", to_json(calibration)},
+    nlohmann::json j{{"gpu", gpu.name}, {"dataset", dataset_dir}, {"clock", clock}, {"calibration", to_json(calibration)},
                      {"held_back", to_json(held)}, {"missed_bars", missed}, {"rows", nlohmann::json::array()}};
     for (const auto& r : rows)
       j["rows"].push_back({{"id", r.id}, {"order", r.order}, {"held_back", r.held_back}, {"measured_time_ms", r.measured_time_ms},

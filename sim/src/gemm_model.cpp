@@ -72,7 +72,32 @@ public:
   TileIndex tile(int linear) const override { return tile_at(spec_.order, space_, linear); }
   int k_steps() const override { return (spec_.k + spec_.tile.k - 1) / spec_.tile.k; }
 
-  void load_boxes(const TileIndex& t, int k, std::vector<OperandBox>& out) const override {
+  void load_boxes(const WorkItem& item, int k, std::vector<OperandBox>& out) const override {
+    const TileIndex t = tile(item.linear);
+    const size_t first = out.size();
+    tile_boxes(t, k, out);
+    if (item.partner < 0) return;
+    // In a cluster the shared operand tile is loaded half by each CTA and multicast to both
+    // (kernels/grouped_gemm_kernel.cuh): W first, else X.
+    const TileIndex p = tile(item.partner);
+    const bool share_b = p.expert == t.expert && p.col == t.col;
+    const bool share_a = !share_b && p.row == t.row;
+    if (!share_a && !share_b) return;
+    Box& shared = out[first + (share_b ? 1 : 0)].box;
+    // Halves split the M (or N) extent: box rows for K-contiguous layouts, row bytes otherwise.
+    const bool k_contiguous = share_b ? spec_.b_layout == MatrixLayout::col : spec_.a_layout == MatrixLayout::row;
+    if (k_contiguous) {
+      const int half = (shared.rows + 1) / 2;
+      if (item.rank == 1) shared.base += static_cast<Address>(half) * shared.row_stride;
+      shared.rows = item.rank == 0 ? half : shared.rows - half;
+    } else {
+      const ByteCount half = (shared.row_bytes / 2 + 15) / 16 * 16; // TMA boxes are 16-byte multiples
+      if (item.rank == 1) shared.base += static_cast<Address>(half);
+      shared.row_bytes = item.rank == 0 ? half : shared.row_bytes - half;
+    }
+  }
+
+  void tile_boxes(const TileIndex& t, int k, std::vector<OperandBox>& out) const {
     const int k0 = k * spec_.tile.k;
     const int k_len = std::min(spec_.tile.k, spec_.k - k0);
     // A: the tile's rows of the stacked token matrix. The box is not clipped at the expert's

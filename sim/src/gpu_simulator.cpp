@@ -24,7 +24,7 @@ struct Event {
 // ring stage j % stages.
 struct Cta {
   int sm = 0;
-  std::vector<int> tiles; // linear positions in the launch order
+  std::vector<WorkItem> tiles;
   long long issued = 0;   // items whose loads were issued
   long long started = 0;  // items whose MMA was started
   long long finished = 0; // items whose MMA finished (their stage is free again)
@@ -56,7 +56,8 @@ public:
   KernelResult run();
 
 private:
-  void launch_cta(Cycle t, int sm, std::vector<int> tiles);
+  void launch_cta(Cycle t, int sm, std::vector<WorkItem> tiles);
+  WorkItem work_item(int item) const;
   void producer_issue(Cycle t, int id);
   void consumer_step(Cycle t, int id);
   void mma_done(Cycle t, int id);
@@ -77,6 +78,7 @@ private:
   Occupancy occupancy_;
   int k_steps_;
   int tiles_;
+  int blocks_ = 0;     // work items of the grid: tiles, padded to whole clusters
   int next_block_ = 0; // non-persistent grids: the next blockIdx the block scheduler hands out
   int tiles_done_ = 0;
   Cycle end_ = 0;
@@ -90,7 +92,19 @@ Cycle Simulation::issue_cost(const Box& box) const {
   return warp_instructions / gpu_.sm.warp_schedulers;
 }
 
-void Simulation::launch_cta(Cycle t, int sm, std::vector<int> tiles) {
+// The grid's work item `item`: its tile, and in a cluster its partner's.
+WorkItem Simulation::work_item(int item) const {
+  WorkItem w;
+  w.linear = std::min(item, tiles_ - 1);
+  w.store = item < tiles_;
+  if (spec_.cluster == 2) {
+    w.rank = item % 2;
+    w.partner = std::min(item ^ 1, tiles_ - 1);
+  }
+  return w;
+}
+
+void Simulation::launch_cta(Cycle t, int sm, std::vector<WorkItem> tiles) {
   Cta cta;
   cta.sm = sm;
   cta.tiles = std::move(tiles);
@@ -114,9 +128,10 @@ void Simulation::producer_issue(Cycle t, int id) {
       c.producer_pending = true;
       return;
     }
-    const int linear = c.tiles[c.issued / k_steps_];
+    const WorkItem& item = c.tiles[c.issued / k_steps_];
+    const int linear = item.linear;
     boxes_.clear();
-    model_->load_boxes(model_->tile(linear), static_cast<int>(c.issued % k_steps_), boxes_);
+    model_->load_boxes(item, static_cast<int>(c.issued % k_steps_), boxes_);
     Cycle ready = t;
     Cycle issue_done = t;
     for (const auto& ob : boxes_) {
@@ -168,14 +183,17 @@ void Simulation::mma_done(Cycle t, int id) {
     return;
   }
   // Last K step of a tile: the epilogue converts and stores it.
-  const int linear = c.tiles[c.finished / k_steps_ - 1];
+  const WorkItem& item = c.tiles[c.finished / k_steps_ - 1];
+  const int linear = item.linear;
   const TileIndex tile = model_->tile(linear);
   const Cycle epilogue_end = t + model_->epilogue_cycles();
-  end_ = std::max(end_, memory_.write_box(t, model_->store_box(tile)));
-  TileRecord& r = records_[linear];
-  r = {linear, tile.expert, tile.row, tile.col, c.sm, 0, 0, c.tile_begin, epilogue_end,
-       a_sectors_[linear].hits, a_sectors_[linear].misses, b_sectors_[linear].hits, b_sectors_[linear].misses};
-  ++tiles_done_;
+  if (item.store) {
+    end_ = std::max(end_, memory_.write_box(t, model_->store_box(tile)));
+    TileRecord& r = records_[linear];
+    r = {linear, tile.expert, tile.row, tile.col, c.sm, 0, 0, c.tile_begin, epilogue_end,
+         a_sectors_[linear].hits, a_sectors_[linear].misses, b_sectors_[linear].hits, b_sectors_[linear].misses};
+    ++tiles_done_;
+  }
   if (options_.progress && tiles_done_ % 1024 == 0) options_.progress(static_cast<double>(tiles_done_) / tiles_);
   c.tile_begin = epilogue_end;
   if (c.finished < static_cast<long long>(c.tiles.size()) * k_steps_)
@@ -186,27 +204,30 @@ void Simulation::mma_done(Cycle t, int id) {
 
 void Simulation::cta_exit(Cycle t, int id) {
   end_ = std::max(end_, t);
-  if (spec_.persistent || next_block_ >= tiles_) return;
+  if (spec_.persistent || next_block_ >= blocks_) return;
   const int sm = ctas_[id].sm;
-  launch_cta(t + gpu_.launch.cta_launch_cycles, sm, {next_block_++});
+  launch_cta(t + gpu_.launch.cta_launch_cycles, sm, {work_item(next_block_++)});
 }
 
 KernelResult Simulation::run() {
   a_sectors_.assign(tiles_, {});
   b_sectors_.assign(tiles_, {});
   const Cycle first_launch = gpu_.launch.cta_launch_cycles;
+  // Clusters take work items in pairs; an odd count gets a padding partner (WorkItem::store).
+  blocks_ = (tiles_ + spec_.cluster - 1) / spec_.cluster * spec_.cluster;
   if (spec_.persistent) {
     // One CTA per SM striding through the launch order (the kernels' TileScheduler).
-    const int grid = std::min(gpu_.sm.count, tiles_);
+    const int grid = std::min(gpu_.sm.count / spec_.cluster * spec_.cluster, blocks_);
     for (int cta = 0; cta < grid; ++cta) {
-      std::vector<int> tiles;
-      for (int linear = cta; linear < tiles_; linear += grid) tiles.push_back(linear);
-      launch_cta(first_launch, cta, std::move(tiles));
+      std::vector<WorkItem> items;
+      for (int item = cta; item < blocks_; item += grid) items.push_back(work_item(item));
+      launch_cta(first_launch, cta, std::move(items));
     }
   } else {
     // The first wave fills every SM's first slot, then every SM's second, in blockIdx order.
     for (int slot = 0; slot < occupancy_.ctas_per_sm; ++slot)
-      for (int sm = 0; sm < gpu_.sm.count && next_block_ < tiles_; ++sm) launch_cta(first_launch, sm, {next_block_++});
+      for (int sm = 0; sm < gpu_.sm.count && next_block_ < blocks_; ++sm)
+        launch_cta(first_launch, sm, {work_item(next_block_++)});
   }
   while (!events_.empty()) {
     const auto e = events_.pop();

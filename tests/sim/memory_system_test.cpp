@@ -56,13 +56,16 @@ TEST_CASE("box latency: L2 hits take the hit latency, misses wait for DRAM bandw
   CHECK(hit_done == Approx(1000 + 8 + 200));
 }
 
-TEST_CASE("stores write back only when evicted") {
+TEST_CASE("stores write through to DRAM and leave a clean copy in L2") {
   MemorySystem mem(small_gpu());
   SectorCount c;
   mem.write_box(0, {0, 128, 128, 16});
-  CHECK(mem.totals().dram_write_bytes == 0);
-  // Stream 8x the L2 capacity through it: every dirty line is evicted once.
-  mem.read_box(0, 0, {1 << 20, 128, 128, 4096}, c);
+  CHECK(mem.totals().dram_write_bytes == 16 * 128);
+  CHECK(mem.totals().write_sectors == 64);
+  // Reading the stored lines back hits; evicting them writes nothing more.
+  mem.read_box(100, 0, {0, 128, 128, 16}, c);
+  CHECK(c.hits == 64);
+  mem.read_box(200, 0, {1 << 20, 128, 128, 4096}, c);
   CHECK(mem.totals().dram_write_bytes == 16 * 128);
 }
 

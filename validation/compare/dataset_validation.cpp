@@ -29,7 +29,7 @@ std::vector<MeasuredConfiguration> load_measured_dataset(const std::string& fold
 }
 
 std::vector<ConfigurationError> validate_dataset(const GpuProfile& gpu, const std::vector<MeasuredConfiguration>& dataset,
-                                                 unsigned threads) {
+                                                 unsigned threads, bool at_measured_clock) {
   std::vector<ConfigurationError> rows(dataset.size());
   std::vector<std::string> errors(dataset.size());
   std::atomic<size_t> next{0};
@@ -37,7 +37,11 @@ std::vector<ConfigurationError> validate_dataset(const GpuProfile& gpu, const st
     for (size_t i = next++; i < dataset.size(); i = next++) {
       try {
         const KernelSpec spec = parse_kernel_spec(dataset[i].measured.kernel, dataset[i].id);
-        const KernelResult predicted = simulate(gpu, spec, {.record_tiles = false, .progress = {}});
+        GpuProfile run_gpu = gpu;
+        const nlohmann::json& extra = dataset[i].measured.extra;
+        if (at_measured_clock && extra.contains("sm_clock_mhz") && extra["sm_clock_mhz"].is_number())
+          run_gpu.sm.clock_mhz = extra["sm_clock_mhz"].get<double>();
+        const KernelResult predicted = simulate(run_gpu, spec, {.record_tiles = false, .progress = {}});
         rows[i] = compare_results(predicted, dataset[i].measured);
         rows[i].id = dataset[i].id;
         rows[i].held_back = is_held_back(dataset[i].id);

@@ -19,8 +19,11 @@ struct MeasuredConfiguration {
 // Throws SpecError when the folder does not exist or holds none.
 std::vector<MeasuredConfiguration> load_measured_dataset(const std::string& folder);
 
-// Simulates each configuration's kernel spec on `gpu` with `threads` workers.
+// Simulates each configuration's kernel spec on `gpu` with `threads` workers. With
+// `at_measured_clock`, each runs at the SM clock its measurement recorded (extra.sm_clock_mhz):
+// the card sets its own clock under load and clocks may not be locked here, so, as Accel-Sim
+// correlates at the hardware's clock, predictions are compared at the clock the kernel ran at.
 std::vector<ConfigurationError> validate_dataset(const GpuProfile& gpu, const std::vector<MeasuredConfiguration>& dataset,
-                                                 unsigned threads);
+                                                 unsigned threads, bool at_measured_clock);
 
 } // namespace tilesim

@@ -78,6 +78,8 @@ public:
     p.stages = spec.stages;
     p.persistent = spec.persistent;
     p.order = spec.order;
+    if (spec.cluster != 2)
+      throw MeasureError(MeasureFailure::usage, spec.name + ": cluster: kernels/ runs clusters of 2 CTAs; set \"cluster\": 2");
     try {
       gemm_ = std::make_unique<kernels::GroupedGemm>(p, x_.get(), w_.get(), y_.get(), sms);
     } catch (const kernels::KernelError& e) {

@@ -52,7 +52,7 @@ def spec(shape, variant, order):
     config_id = f"{shape}_{variant}_{order.replace(':', '')}"
     s = {"name": config_id, "dtype": "bf16", **SHAPES[shape],
          "layout": {"a": "row", "b": "col"}, "tile": {"m": 128, "n": tile_n, "k": 64},
-         "stages": stages, "warps": 12, "load": "tma", "persistent": persistent, "order": order}
+         "stages": stages, "warps": 12, "load": "tma", "persistent": persistent, "cluster": 2, "order": order}
     return config_id, s
 
 
