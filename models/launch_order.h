@@ -107,36 +107,40 @@ TILESIM_HD GridPoint morton_point(int rows, int cols, int linear) {
 // Hilbert descent in the vector form of the curve: a square is an origin plus two edge vectors
 // (a, b), walked from o to o+b; its four children, in curve order, are (o, b/2, a/2), (o+a/2, a/2, b/2),
 // (o+a/2+b/2, a/2, b/2), (o+a/2+b, -b/2, -a/2). Coordinates are doubled so halves stay integral.
+// One child square of the Hilbert descent: origin (x, y) and edge vectors a, b.
+struct HilbertSquare {
+  int x, y, ax, ay, bx, by;
+};
+
+// Child q (in curve order) of `s`, whose half vectors are (hax, hay) and (hbx, hby). Written as a
+// switch, not tables: tables indexed at run time put the kernel's scheduler on the stack.
+TILESIM_HD HilbertSquare hilbert_child(const HilbertSquare& s, int q) {
+  const int hax = s.ax / 2, hay = s.ay / 2, hbx = s.bx / 2, hby = s.by / 2;
+  switch (q) {
+  case 0: return {s.x, s.y, hbx, hby, hax, hay};
+  case 1: return {s.x + hax, s.y + hay, hax, hay, hbx, hby};
+  case 2: return {s.x + hax + hbx, s.y + hay + hby, hax, hay, hbx, hby};
+  default: return {s.x + hax + s.bx, s.y + hay + s.by, -hbx, -hby, -hax, -hay};
+  }
+}
+
 TILESIM_HD GridPoint hilbert_point(int rows, int cols, int linear) {
   const int side = enclosing_power_of_two(max_int(rows, cols));
   // (x = col, y = row) in doubled units; the square spans origin + s*a + t*b for s,t in [0,1].
-  int ox = 0, oy = 0, ax = 2 * side, ay = 0, bx = 0, by = 2 * side;
+  HilbertSquare square{0, 0, 2 * side, 0, 0, 2 * side};
   for (int s = side; s > 1; s /= 2) {
-    const int hax = ax / 2, hay = ay / 2, hbx = bx / 2, hby = by / 2;
-    const int child_o[4][2] = {{ox, oy},
-                               {ox + hax, oy + hay},
-                               {ox + hax + hbx, oy + hay + hby},
-                               {ox + hax + bx, oy + hay + by}};
-    const int child_a[4][2] = {{hbx, hby}, {hax, hay}, {hax, hay}, {-hbx, -hby}};
-    const int child_b[4][2] = {{hax, hay}, {hbx, hby}, {hbx, hby}, {-hax, -hay}};
     for (int q = 0; q < 4; ++q) {
-      const int x1 = child_o[q][0], y1 = child_o[q][1];
-      const int x2 = x1 + child_a[q][0] + child_b[q][0], y2 = y1 + child_a[q][1] + child_b[q][1];
-      const int c0 = min_int(x1, x2) / 2, r0 = min_int(y1, y2) / 2;
-      const int n = cells_inside(rows, cols, r0, c0, s / 2);
+      const HilbertSquare child = hilbert_child(square, q);
+      const int x2 = child.x + child.ax + child.bx, y2 = child.y + child.ay + child.by;
+      const int n = cells_inside(rows, cols, min_int(child.y, y2) / 2, min_int(child.x, x2) / 2, s / 2);
       if (linear < n || q == 3) {
-        ox = x1;
-        oy = y1;
-        ax = child_a[q][0];
-        ay = child_a[q][1];
-        bx = child_b[q][0];
-        by = child_b[q][1];
+        square = child;
         break;
       }
       linear -= n;
     }
   }
-  return {min_int(oy, oy + ay + by) / 2, min_int(ox, ox + ax + bx) / 2};
+  return {min_int(square.y, square.y + square.ay + square.by) / 2, min_int(square.x, square.x + square.ax + square.bx) / 2};
 }
 
 // Expert owning a stacked tile row: binary search over the prefix sums.

@@ -47,9 +47,15 @@ void MemorySystem::gather_lines(const Box& box) {
 MemorySystem::BoxOutcome MemorySystem::read_lines(int partition) {
   SectoredCache& near = partitions_[partition];
   BoxOutcome out;
-  for (std::size_t i = 0; i < std::min(kPrefetchDistance, lines_.size()); ++i) near.prefetch(lines_[i].line);
+  // A line homed across may be looked up there too: its set is prefetched on both sides.
+  const auto prefetch = [&](LineAddress line) {
+    near.prefetch(line);
+    const int home = home_of(line);
+    if (home != partition) partitions_[home].prefetch(line);
+  };
+  for (std::size_t i = 0; i < std::min(kPrefetchDistance, lines_.size()); ++i) prefetch(lines_[i].line);
   for (std::size_t i = 0; i < lines_.size(); ++i) {
-    if (i + kPrefetchDistance < lines_.size()) near.prefetch(lines_[i + kPrefetchDistance].line);
+    if (i + kPrefetchDistance < lines_.size()) prefetch(lines_[i + kPrefetchDistance].line);
     const LineRequest& req = lines_[i];
     const LookupOutcome o = near.read(req.line, req.sectors);
     totals_.sm_read_sectors += o.hit_sectors + o.miss_sectors;
