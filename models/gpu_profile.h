@@ -22,6 +22,8 @@ struct SmProfile {
   int warp_schedulers = 0;
   int fp32_lanes = 0;
   int int32_lanes = 0;
+  // The SM each CTA of a fresh launch lands on, in blockIdx order (measured); empty: SM b.
+  std::vector<int> dispatch_order;
 };
 
 struct TensorRates { // dense FLOPs per SM cycle; 0 where the architecture lacks the type
@@ -39,6 +41,8 @@ struct L2Profile {
   double far_hit_extra_latency_cycles = 0;
   double bandwidth_bytes_per_s = 0; // the L2 runs on its own clock
   std::string replacement;
+  // The partition each SM reads through (measured); empty: SMs split in contiguous id ranges.
+  std::vector<int> sm_partition;
 };
 
 struct DramProfile {

@@ -84,7 +84,7 @@ private:
   BoxOutcome write_lines();
 
   std::vector<SectoredCache> partitions_;
-  int sms_per_partition_;
+  std::vector<int> partition_of_sm_;
   BandwidthServer l2_bandwidth_;
   BandwidthServer dram_;
   int line_shift_;   // log2(line bytes)

@@ -6,6 +6,7 @@
 #include <bit>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 
 namespace tilesim {
 namespace {
@@ -24,6 +25,23 @@ int sourced_int(const JsonFields& f, const char* key, int min, int max) {
   if (v != static_cast<double>(static_cast<long long>(v)))
     f.object(key).fail("value", "must be a whole number", "round it");
   return static_cast<int>(v);
+}
+
+// An optional {"value": [ints], "source": "..."} of `count` entries each in [0, limit).
+std::vector<int> sourced_list(const JsonFields& f, const char* key, int count, int limit) {
+  if (!f.has(key)) return {};
+  const JsonFields field = f.object(key);
+  if (field.string("source").empty()) field.fail("source", "is empty", "say where the numbers come from");
+  const auto& list = field.array("value");
+  if (static_cast<int>(list.size()) != count)
+    field.fail("value", "has " + std::to_string(list.size()) + " entries", "give one per SM (" + std::to_string(count) + ")");
+  std::vector<int> values;
+  for (const auto& v : list) {
+    if (!v.is_number_integer() || v.get<int>() < 0 || v.get<int>() >= limit)
+      field.fail("value", "holds " + v.dump(), "use integers in 0.." + std::to_string(limit - 1));
+    values.push_back(v.get<int>());
+  }
+  return values;
 }
 
 } // namespace
@@ -72,6 +90,10 @@ GpuProfile load_gpu_profile_file(const std::string& path) {
   p.sm.warp_schedulers = sourced_int(sm, "warp_schedulers", 1, 16);
   p.sm.fp32_lanes = sourced_int(sm, "fp32_lanes", 1, 1024);
   p.sm.int32_lanes = sourced_int(sm, "int32_lanes", 1, 1024);
+  p.sm.dispatch_order = sourced_list(sm, "dispatch_order", p.sm.count, p.sm.count);
+  if (!p.sm.dispatch_order.empty() &&
+      std::set<int>(p.sm.dispatch_order.begin(), p.sm.dispatch_order.end()).size() != p.sm.dispatch_order.size())
+    sm.object("dispatch_order").fail("value", "names an SM twice", "list every SM once");
 
   const JsonFields t = f.object("tensor_flops_per_cycle_per_sm");
   constexpr double kMaxRate = 1 << 20;
@@ -89,6 +111,7 @@ GpuProfile load_gpu_profile_file(const std::string& path) {
   p.l2.far_hit_extra_latency_cycles = sourced(l2, "far_hit_extra_latency_cycles", 0, 1e5);
   p.l2.bandwidth_bytes_per_s = sourced(l2, "bandwidth_bytes_per_s", 1e9, 1e15);
   p.l2.replacement = l2.string("replacement");
+  p.l2.sm_partition = sourced_list(l2, "sm_partition", p.sm.count, p.l2.partitions);
   if (!std::has_single_bit(static_cast<unsigned>(p.l2.line_bytes)) ||
       !std::has_single_bit(static_cast<unsigned>(p.l2.sector_bytes)))
     l2.fail("line_bytes", "line and sector sizes must be powers of two", "use 128 and 32");

@@ -23,6 +23,11 @@ nlohmann::json to_json(const SplitScore& s) {
 }
 
 void print_split(const char* name, const SplitScore& s, const FidelityBars& bars) {
+  if (s.with_counters == 0) {
+    std::printf("%-10s %4d configs  time MAPE %5.1f%% (bar %.0f%%)  no counters  min Spearman %.2f over %zu shapes\n", name,
+                s.configurations, 100 * s.time_mape, 100 * bars.time_mape, s.min_spearman(), s.spearman_by_shape.size());
+    return;
+  }
   std::printf("%-10s %4d configs  time MAPE %5.1f%% (bar %.0f%%)  DRAM read MAPE %5.1f%% (bar %.0f%%)  "
               "DRAM write MAPE %5.1f%%  L2 hit MAE %4.1f pt (bar %.0f)  L2 sectors MAPE %5.1f%%  "
               "min Spearman %.2f over %zu shapes (bar %.2f)\n",
@@ -100,10 +105,14 @@ int validate_command(const Args& args) {
   if (!quiet) {
     std::printf("%-44s %-14s %4s %10s %10s %8s %8s %8s %8s\n", "configuration", "order", "set", "meas ms", "pred ms",
                 "time", "DRAM rd", "L2 hit", "sectors");
-    for (const auto& r : rows)
-      std::printf("%-44s %-14s %4s %10.4f %10.4f %+7.1f%% %+7.1f%% %+6.1fpt %+7.1f%%\n", r.id.c_str(), r.order.c_str(),
-                  r.held_back ? "held" : "cal", r.measured_time_ms, r.predicted_time_ms, 100 * r.time_error,
-                  100 * r.dram_read_error, r.l2_hit_points, 100 * r.l2_read_sectors_error);
+    for (const auto& r : rows) {
+      std::printf("%-44s %-14s %4s %10.4f %10.4f %+7.1f%%", r.id.c_str(), r.order.c_str(), r.held_back ? "held" : "cal",
+                  r.measured_time_ms, r.predicted_time_ms, 100 * r.time_error);
+      if (r.has_counters)
+        std::printf(" %+7.1f%% %+6.1fpt %+7.1f%%\n", 100 * r.dram_read_error, r.l2_hit_points, 100 * r.l2_read_sectors_error);
+      else
+        std::printf(" %8s %8s %8s  (published: time only)\n", "-", "-", "-");
+    }
   }
   const SplitScore calibration = score(rows, false, bars), held = score(rows, true, bars);
   print_split("calibrate", calibration, bars);

@@ -58,6 +58,8 @@ public:
 private:
   void launch_cta(Cycle t, int sm, std::vector<WorkItem> tiles);
   WorkItem work_item(int item) const;
+  // The SM the b-th CTA of a wave lands on: the profile's measured dispatch order, else SM b.
+  int sm_of_block(int b) const { return gpu_.sm.dispatch_order.empty() ? b : gpu_.sm.dispatch_order[b]; }
   void producer_issue(Cycle t, int id);
   void consumer_step(Cycle t, int id);
   void mma_done(Cycle t, int id);
@@ -221,13 +223,13 @@ KernelResult Simulation::run() {
     for (int cta = 0; cta < grid; ++cta) {
       std::vector<WorkItem> items;
       for (int item = cta; item < blocks_; item += grid) items.push_back(work_item(item));
-      launch_cta(first_launch, cta, std::move(items));
+      launch_cta(first_launch, sm_of_block(cta), std::move(items));
     }
   } else {
     // The first wave fills every SM's first slot, then every SM's second, in blockIdx order.
     for (int slot = 0; slot < occupancy_.ctas_per_sm; ++slot)
-      for (int sm = 0; sm < gpu_.sm.count && next_block_ < blocks_; ++sm)
-        launch_cta(first_launch, sm, {work_item(next_block_++)});
+      for (int b = 0; b < gpu_.sm.count && next_block_ < blocks_; ++b)
+        launch_cta(first_launch, sm_of_block(b), {work_item(next_block_++)});
   }
   while (!events_.empty()) {
     const auto e = events_.pop();

@@ -13,7 +13,7 @@ constexpr std::size_t kPrefetchDistance = 8;
 } // namespace
 
 MemorySystem::MemorySystem(const GpuProfile& gpu)
-    : sms_per_partition_((gpu.sm.count + gpu.l2.partitions - 1) / gpu.l2.partitions),
+    : partition_of_sm_(gpu.l2.sm_partition),
       l2_bandwidth_(gpu.l2.bandwidth_bytes_per_s / (gpu.sm.clock_mhz * 1e6)),
       dram_(gpu.dram_bytes_per_cycle()),
       line_shift_(std::countr_zero(static_cast<unsigned>(gpu.l2.line_bytes))),
@@ -22,6 +22,8 @@ MemorySystem::MemorySystem(const GpuProfile& gpu)
       near_latency_(gpu.l2.hit_latency_cycles),
       far_latency_(gpu.l2.hit_latency_cycles + gpu.l2.far_hit_extra_latency_cycles),
       dram_latency_(gpu.dram.latency_ns * gpu.sm.clock_mhz / 1000.0) {
+  if (partition_of_sm_.empty())
+    for (int sm = 0; sm < gpu.sm.count; ++sm) partition_of_sm_.push_back(sm * gpu.l2.partitions / gpu.sm.count);
   for (int p = 0; p < gpu.l2.partitions; ++p)
     partitions_.emplace_back(CacheGeometry{gpu.l2.size_bytes / gpu.l2.partitions, gpu.l2.line_bytes,
                                            gpu.l2.sector_bytes, gpu.l2.ways});
@@ -95,7 +97,7 @@ MemorySystem::BoxOutcome MemorySystem::write_lines() {
 
 Cycle MemorySystem::read_box(Cycle issue, int sm, const Box& box, SectorCount& outcome) {
   gather_lines(box);
-  const BoxOutcome o = read_lines(std::min(sm / sms_per_partition_, static_cast<int>(partitions_.size()) - 1));
+  const BoxOutcome o = read_lines(partition_of_sm_[sm]);
   outcome.hits += o.l2_sectors;
   outcome.misses += o.dram_sectors;
   const ByteCount dram_bytes = o.dram_sectors << sector_shift_;

@@ -18,6 +18,7 @@ GpuProfile small_gpu() {
   g.dram.bandwidth_bytes_per_s = 64e9; // 64 bytes per cycle
   g.dram.achievable_fraction = 1.0;
   g.dram.latency_ns = 500;
+  g.l2.sm_partition.clear(); // SMs in contiguous halves
   return g;
 }
 

@@ -19,11 +19,14 @@ std::vector<MeasuredConfiguration> load_measured_dataset(const std::string& fold
   for (const auto& entry : fs::recursive_directory_iterator(folder)) {
     if (entry.path().extension() != ".json") continue;
     const nlohmann::json j = read_json_file(entry.path().string(), "result");
-    if (!j.is_object() || j.value("schema", "") != kResultSchema || j.value("source", "") != "measured") continue;
+    if (!j.is_object() || j.value("schema", "") != kResultSchema) continue;
+    const std::string source = j.value("source", "");
+    if (source != "measured" && source != "published") continue;
     dataset.push_back({entry.path().stem().string(), kernel_result_from_json(j, entry.path().string())});
   }
   if (dataset.empty())
-    throw SpecError(folder, "--dataset", "holds no measured tilesim.result/1 files", "run tilesim-measure first");
+    throw SpecError(folder, "--dataset", "holds no measured or published tilesim.result/1 files",
+                    "run tilesim-measure first");
   std::sort(dataset.begin(), dataset.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
   return dataset;
 }

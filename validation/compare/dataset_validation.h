@@ -15,7 +15,8 @@ struct MeasuredConfiguration {
   KernelResult measured;
 };
 
-// Every tilesim.result/1 file with source "measured" under `folder` (recursively), sorted by id.
+// Every tilesim.result/1 file with source "measured" (our harness) or "published" (a figure from
+// a paper or vendor, time only) under `folder` (recursively), sorted by id.
 // Throws SpecError when the folder does not exist or holds none.
 std::vector<MeasuredConfiguration> load_measured_dataset(const std::string& folder);
 

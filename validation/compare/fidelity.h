@@ -15,6 +15,7 @@ struct ConfigurationError {
   std::string shape; // the kernel spec without its launch order
   std::string order;
   bool held_back = false;
+  bool has_counters = true; // false for published figures, which give a time only
   double measured_time_ms = 0, predicted_time_ms = 0;
   double time_error = 0;        // (predicted - measured) / measured
   double dram_read_error = 0;   // relative, as above
@@ -38,6 +39,7 @@ struct FidelityBars {
 
 struct SplitScore {
   int configurations = 0;
+  int with_counters = 0; // those the DRAM and L2 errors average over
   double time_mape = 0, dram_read_mape = 0, dram_write_mape = 0, l2_hit_mae_points = 0, l2_read_sectors_mape = 0;
   std::map<std::string, double> spearman_by_shape; // shapes with at least spearman_min_orders orders
   double min_spearman() const;
