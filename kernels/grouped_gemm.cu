@@ -202,41 +202,4 @@ double GroupedGemm::flops() const {
 }
 const GroupedGemmProblem& GroupedGemm::problem() const { return impl_->problem; }
 
-namespace {
-constexpr const char* kOrderNames[] = {"row_major", "column_major", "grouped_m",   "grouped_n",  "serpentine",
-                                       "morton",    "hilbert",      "expert_major", "interleaved"};
-static_assert(sizeof(kOrderNames) / sizeof(kOrderNames[0]) == static_cast<int>(LaunchOrderKind::count_));
-} // namespace
-
-LaunchOrder parse_launch_order(const std::string& text) {
-  const auto colon = text.find(':');
-  const std::string name = text.substr(0, colon);
-  LaunchOrder order;
-  bool found = false;
-  for (int i = 0; i < static_cast<int>(LaunchOrderKind::count_); ++i)
-    if (name == kOrderNames[i]) {
-      order.kind = static_cast<LaunchOrderKind>(i);
-      found = true;
-    }
-  if (!found) throw KernelError("launch order '" + text + "': unknown name; use one of row_major, column_major, "
-                                "grouped_m[:G], grouped_n[:G], serpentine, morton, hilbert, expert_major[:G], interleaved");
-  if (colon != std::string::npos) {
-    try {
-      order.group = std::stoi(text.substr(colon + 1));
-    } catch (const std::exception&) {
-      throw KernelError("launch order '" + text + "': the group after ':' must be an integer");
-    }
-    if (order.group < 1) throw KernelError("launch order '" + text + "': the group must be >= 1");
-  }
-  return order;
-}
-
-std::string launch_order_name(const LaunchOrder& order) {
-  std::string name = kOrderNames[static_cast<int>(order.kind)];
-  if (order.kind == LaunchOrderKind::grouped_m || order.kind == LaunchOrderKind::grouped_n ||
-      order.kind == LaunchOrderKind::expert_major)
-    name += ":" + std::to_string(order.group);
-  return name;
-}
-
 } // namespace tilesim::kernels

@@ -75,8 +75,4 @@ private:
   std::unique_ptr<Impl> impl_;
 };
 
-// Parses "row_major", "grouped_m:8", ... (LaunchOrderKind names, optional ":group"); throws KernelError.
-LaunchOrder parse_launch_order(const std::string& text);
-std::string launch_order_name(const LaunchOrder& order);
-
 } // namespace tilesim::kernels

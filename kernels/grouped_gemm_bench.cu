@@ -13,6 +13,7 @@
 
 #include "kernels/check_kernels.cuh"
 #include "kernels/grouped_gemm.h"
+#include "models/launch_order_names.h"
 
 namespace tk = tilesim::kernels;
 using tk::testing::check;
@@ -98,7 +99,7 @@ Result time_config(const Shape& s, const Config& c, const std::vector<Buffers>& 
   problem.tile_n = c.tile_n;
   problem.stages = c.stages;
   problem.persistent = c.persistent;
-  problem.order = tk::parse_launch_order(c.order);
+  problem.order = tilesim::parse_launch_order(c.order);
   const int sets = static_cast<int>(buffers.size());
   std::vector<std::unique_ptr<tk::GroupedGemm>> gemms;
   for (const Buffers& b : buffers) gemms.push_back(std::make_unique<tk::GroupedGemm>(problem, b.x, b.w, b.y, sm_count));
@@ -225,6 +226,9 @@ int main(int argc, char** argv) {
   } catch (const tk::KernelError& e) {
     std::fprintf(stderr, "KernelError: %s\n", e.what());
     return 1;
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "grouped_gemm_bench: %s\n", e.what());
+    return 2;
   }
   std::fprintf(out, "]}\n");
   std::fclose(out);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/grouped_gemm.h"
+#include "models/launch_order_names.h"
 
 namespace {
 void write_error(char* error, int error_len, const char* what) {
@@ -28,7 +29,7 @@ void* tilesim_grouped_gemm_create(int experts, const int* tokens, int n, int k, 
     problem.tile_n = tile_n;
     problem.stages = stages;
     problem.persistent = persistent != 0;
-    problem.order = tilesim::kernels::parse_launch_order(order);
+    problem.order = tilesim::parse_launch_order(order);
     return new tilesim::kernels::GroupedGemm(problem, x, w, y, sm_count);
   } catch (const std::exception& e) {
     write_error(error, error_len, e.what());

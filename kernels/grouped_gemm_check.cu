@@ -12,6 +12,7 @@
 
 #include "kernels/check_kernels.cuh"
 #include "kernels/grouped_gemm.h"
+#include "models/launch_order_names.h"
 
 namespace tk = tilesim::kernels;
 using tk::testing::check;
@@ -42,13 +43,13 @@ std::vector<Config> every_order_and_mode(const std::string& only_order) {
     for (bool persistent : {true, false})
       for (const char* name : kAllOrders) {
         if (!only_order.empty() && only_order != name) continue;
-        configs.push_back({tile_n, tile_n == 128 ? 6 : 4, persistent, tk::parse_launch_order(name)});
+        configs.push_back({tile_n, tile_n == 128 ? 6 : 4, persistent, tilesim::parse_launch_order(name)});
       }
   return configs;
 }
 
 Config one(int tile_n, int stages, bool persistent, const char* order) {
-  return {tile_n, stages, persistent, tk::parse_launch_order(order)};
+  return {tile_n, stages, persistent, tilesim::parse_launch_order(order)};
 }
 
 // Runs every config of one case on one set of random inputs; returns the number of failures.
@@ -106,7 +107,7 @@ int run_case(const Case& c, int sm_count, uint64_t seed) {
     problem.order = cfg.order;
     char label[256];
     std::snprintf(label, sizeof label, "%-14s 128x%dx64 s%d %-14s %-10s", c.name.c_str(), cfg.tile_n, cfg.stages,
-                  tk::launch_order_name(cfg.order).c_str(), cfg.persistent ? "persistent" : "grid");
+                  tilesim::to_string(cfg.order).c_str(), cfg.persistent ? "persistent" : "grid");
     try {
       tk::GroupedGemm gemm(problem, x, w, y, sm_count);
       check(cudaMemset(y, 0xFF, (y_elems + guard_elems) * 2), "cudaMemset(y poison)");
@@ -164,7 +165,7 @@ int check_trace(int sm_count) {
     problem.tile_n = 128;
     problem.stages = 4;
     problem.persistent = persistent;
-    problem.order = tk::parse_launch_order("hilbert");
+    problem.order = tilesim::parse_launch_order("hilbert");
     tk::GroupedGemm gemm(problem, x, w, y, sm_count);
     const int tiles = gemm.tile_count();
     tk::TileTrace* d_trace = nullptr;
@@ -263,8 +264,8 @@ int main(int argc, char** argv) {
   }
   std::printf("device: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
   try {
-    if (!only_order.empty()) tk::parse_launch_order(only_order);
-  } catch (const tk::KernelError& e) {
+    if (!only_order.empty()) tilesim::parse_launch_order(only_order);
+  } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 2;
   }

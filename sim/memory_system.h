@@ -73,7 +73,6 @@ private:
     long long l2_sectors = 0;   // sectors served by the L2, near or far
     long long far_sectors = 0;  // of which over the fabric
     long long dram_sectors = 0;
-    long long written_back_sectors = 0;
   };
 
   void gather_lines(const Box& box);

@@ -67,7 +67,6 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition) {
     const int home = home_of(req.line);
     if (home == partition) {
       out.dram_sectors += o.miss_sectors;
-      out.written_back_sectors += o.written_back_sectors;
       continue;
     }
     const LookupOutcome far = partitions_[home].read(req.line, o.missed);
@@ -76,7 +75,6 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition) {
     out.l2_sectors += far.hit_sectors;
     out.far_sectors += far.hit_sectors;
     out.dram_sectors += far.miss_sectors;
-    out.written_back_sectors += far.written_back_sectors;
   }
   return out;
 }
@@ -101,13 +99,10 @@ Cycle MemorySystem::read_box(Cycle issue, int sm, const Box& box, SectorCount& o
   outcome.hits += o.l2_sectors;
   outcome.misses += o.dram_sectors;
   const ByteCount dram_bytes = o.dram_sectors << sector_shift_;
-  const ByteCount writeback_bytes = o.written_back_sectors << sector_shift_;
   totals_.dram_read_bytes += dram_bytes;
-  totals_.dram_write_bytes += writeback_bytes;
 
   const ByteCount all_bytes = (o.l2_sectors + o.dram_sectors) << sector_shift_;
   Cycle done = l2_bandwidth_.serve(issue, all_bytes) + (o.far_sectors > 0 ? far_latency_ : near_latency_);
-  if (writeback_bytes > 0) dram_.serve(issue, writeback_bytes);
   if (dram_bytes > 0) done = std::max(done, dram_.serve(issue, dram_bytes) + dram_latency_);
   return done;
 }
