@@ -138,7 +138,8 @@ void Simulation::producer_issue(Cycle t, int id) {
     Cycle issue_done = t;
     for (const auto& ob : boxes_) {
       issue_done += issue_cost(ob.box);
-      SectorCount& counts = ob.operand == Operand::a ? a_sectors_[linear] : b_sectors_[linear];
+      SectorCount padding; // the padding partner's loads are not its tile's
+      SectorCount& counts = !item.store ? padding : ob.operand == Operand::a ? a_sectors_[linear] : b_sectors_[linear];
       ready = std::max(ready, memory_.read_box(issue_done, c.sm, ob.box, counts));
     }
     if (model_->uses_tma()) ready += gpu_.tma.latency_cycles;
