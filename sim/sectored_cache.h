@@ -46,10 +46,9 @@ public:
   // Starts bringing a line's set into the host's caches; a box's lookups prefetch all their sets
   // first so that the host's memory latency overlaps (the model's state is tens of MB).
   void prefetch(LineAddress line) const {
-    const std::size_t set = static_cast<std::size_t>(set_of(line));
-    __builtin_prefetch(&words_[set * words_per_set_]);          // tags
-    __builtin_prefetch(&words_[set * words_per_set_ + ways_]); // stamps, read on a miss
-    __builtin_prefetch(&masks_[set * 2 * ways_]);
+    const char* set = reinterpret_cast<const char*>(&words_[static_cast<std::size_t>(set_of(line)) * words_per_set_]);
+    for (std::size_t offset = 0; offset < words_per_set_ * sizeof(std::uint32_t); offset += 64)
+      __builtin_prefetch(set + offset);
   }
   std::int64_t dirty_sectors() const;
 
@@ -63,11 +62,15 @@ private:
 
   std::int64_t sets_;
   int ways_;
-  std::size_t words_per_set_; // ways tags, ways last-use stamps, one access counter
-  // Per set, contiguous: words_ holds [tags][stamps][counter], masks_ holds [valid][dirty].
+  std::size_t words_per_set_;
+  // One set is one contiguous block, so a lookup touches a few adjacent host cache lines:
+  // [tags: ways][last-use stamps: ways][access counter][valid masks: ways bytes][dirty masks: ways bytes].
   // Stamps count the set's own accesses, so 32 bits last for 4 billion lookups of one set.
   std::vector<std::uint32_t> words_;
-  std::vector<SectorMask> masks_;
+  SectorMask* valid_of(std::size_t set) { return reinterpret_cast<SectorMask*>(&words_[set * words_per_set_ + 2 * ways_ + 1]); }
+  const SectorMask* valid_of(std::size_t set) const {
+    return reinterpret_cast<const SectorMask*>(&words_[set * words_per_set_ + 2 * ways_ + 1]);
+  }
 };
 
 } // namespace tilesim

@@ -8,7 +8,7 @@ namespace {
 
 // The set of a line a few places ahead is prefetched into the host's caches while the current
 // one is looked up: the lookups are independent, their host memory latency need not add up.
-constexpr std::size_t kPrefetchDistance = 8;
+constexpr std::size_t kPrefetchDistance = 16;
 
 } // namespace
 
