@@ -111,6 +111,8 @@ GpuProfile load_gpu_profile_file(const std::string& path) {
   p.l2.far_hit_extra_latency_cycles = sourced(l2, "far_hit_extra_latency_cycles", 0, 1e5);
   p.l2.bandwidth_bytes_per_s = sourced(l2, "bandwidth_bytes_per_s", 1e9, 1e15);
   p.l2.replacement = l2.string("replacement");
+  if (p.l2.replacement != "lru")
+    l2.fail("replacement", "'" + p.l2.replacement + "' is not a modelled policy", "use \"lru\"");
   p.l2.sm_partition = sourced_list(l2, "sm_partition", p.sm.count, p.l2.partitions);
   if (!std::has_single_bit(static_cast<unsigned>(p.l2.line_bytes)) ||
       !std::has_single_bit(static_cast<unsigned>(p.l2.sector_bytes)))
