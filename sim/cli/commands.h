@@ -1,6 +1,9 @@
 // The tilesim subcommands. Each parses its own options and returns the process exit code.
 #pragma once
 
+#include <boost/program_options/options_description.hpp>
+#include <boost/program_options/positional_options.hpp>
+
 #include <string>
 #include <vector>
 
@@ -13,6 +16,11 @@ int whatif_command(const Args& args);
 int gpus_command(const Args& args);
 int compare_command(const Args& args);
 int validate_command(const Args& args);
+
+// Parses `args` against `options` (and `positional`, if any) into the variables the options bind.
+// Returns false after printing the options when --help was asked for.
+bool parse_options(const Args& args, const boost::program_options::options_description& options,
+                   const boost::program_options::positional_options_description& positional = {});
 
 // The shipped default problem (models/kernels/default.json).
 std::string default_kernel_path();

@@ -13,12 +13,7 @@ int gpus_command(const Args& args) {
   namespace po = boost::program_options;
   po::options_description options("tilesim gpus: the shipped GPU profiles (" + gpu_profile_dir() + ")");
   options.add_options()("help,h", "this help");
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(options).run(), vm);
-  if (vm.count("help")) {
-    std::cout << options;
-    return 0;
-  }
+  if (!parse_options(args, options)) return 0;
   std::printf("%-6s %-28s %5s %7s %8s %9s %9s %9s\n", "name", "GPU", "SMs", "MHz", "L2 MiB", "HBM TB/s",
               "BF16 TF/s", "FP8 TF/s");
   for (const auto& name : shipped_gpu_names()) {

@@ -21,13 +21,7 @@ int simulate_command(const Args& args) {
       "kernel", po::value(&kernel_path)->required(), "kernel spec JSON")(
       "order", po::value(&order_text), "launch order, overriding the spec's (e.g. grouped_m:8, hilbert)")(
       "out", po::value(&out_path), "write the full result (tilesim.result/1 JSON, per-tile records) here");
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(options).run(), vm);
-  if (vm.count("help")) {
-    std::cout << options;
-    return 0;
-  }
-  po::notify(vm);
+  if (!parse_options(args, options)) return 0;
 
   const GpuProfile gpu = load_gpu_profile(gpu_name);
   KernelSpec spec = load_kernel_spec(kernel_path);

@@ -45,13 +45,7 @@ int compare_command(const Args& args) {
   options.add_options()("help,h", "this help")("files", po::value(&files)->multitoken(), "the two results");
   po::positional_options_description positional;
   positional.add("files", 2);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
-  if (vm.count("help")) {
-    std::cout << options;
-    return 0;
-  }
-  po::notify(vm);
+  if (!parse_options(args, options, positional)) return 0;
   if (files.size() != 2) throw SpecError("tilesim compare", "arguments", "needs two result files", "give predicted.json measured.json");
   const KernelResult p = load_kernel_result(files[0]), m = load_kernel_result(files[1]);
   const ConfigurationError e = compare_results(p, m);
@@ -90,13 +84,7 @@ int validate_command(const Args& args) {
       "bar: L2 hit rate mean absolute error, points")(
       "spearman", po::value(&bars.spearman_min)->default_value(bars.spearman_min),
       "bar: least Spearman rank correlation of orders within a shape of 4+ orders");
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(options).run(), vm);
-  if (vm.count("help")) {
-    std::cout << options;
-    return 0;
-  }
-  po::notify(vm);
+  if (!parse_options(args, options)) return 0;
   if (clock != "measured" && clock != "profile")
     throw SpecError("--clock", clock, "is neither measured nor profile", "write --clock measured or --clock profile");
   const GpuProfile gpu = load_gpu_profile(gpu_name);

@@ -94,13 +94,7 @@ int whatif_command(const Args& args) {
       "kernel", po::value(&kernel_path), "kernel spec JSON (default: the built-in MoE problem, models/kernels/default.json)")(
       "orders", po::value(&orders_text)->default_value("all"), "launch orders to compare: all, or a comma list")(
       "threads", po::value(&threads), "simulations run in parallel (default: the machine's cores)");
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(options).run(), vm);
-  if (vm.count("help")) {
-    std::cout << options;
-    return 0;
-  }
-  po::notify(vm);
+  if (!parse_options(args, options)) return 0;
   if (kernel_path.empty()) kernel_path = default_kernel_path();
 
   const GpuProfile gpu = load_gpu_profile(gpu_name);

@@ -52,7 +52,8 @@ def spec(shape, variant, order):
     config_id = f"{shape}_{variant}_{order.replace(':', '')}"
     s = {"name": config_id, "dtype": "bf16", **SHAPES[shape],
          "layout": {"a": "row", "b": "col"}, "tile": {"m": 128, "n": tile_n, "k": 64},
-         "stages": stages, "warps": 12, "load": "tma", "persistent": persistent, "cluster": 2, "order": order}
+         "stages": stages, "warps": 12, "load": "tma", "persistent": persistent, "cluster": 2, "order": order,
+         "command": "python3 validation/measure/make_dataset_specs.py (writes this spec); measured by validation/measure/measure_dataset.sh"}
     return config_id, s
 
 
