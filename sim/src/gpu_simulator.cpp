@@ -27,7 +27,12 @@ struct Cta {
   std::vector<WorkItem> tiles;
   long long issued = 0;   // items whose loads were issued
   long long started = 0;  // items whose MMA was started
-  long long finished = 0; // items whose MMA finished (their stage is free again)
+  long long finished = 0; // items whose MMA finished
+  // The other CTA of a persistent cluster pair, -1 without one. The pair runs in lockstep: a
+  // stage is free again only when both consumers released it (the empty barrier counts both
+  // CTAs' warps) and an item is ready only when both producers' loads landed (each multicasts
+  // half of the shared tile into both CTAs): kernels/grouped_gemm_kernel.cuh.
+  int partner = -1;
   std::vector<Cycle> stage_ready;
   bool producer_pending = false;
   bool consumer_waiting = false;
@@ -64,6 +69,8 @@ private:
   void consumer_step(Cycle t, int id);
   void mma_done(Cycle t, int id);
   void cta_exit(Cycle t, int id);
+  void wake_consumer(Cycle t, int id);
+  void wake_producer(Cycle t, int id);
   Cycle issue_cost(const Box& box) const;
   KernelResult result(Cycle end) const;
 
@@ -124,7 +131,8 @@ void Simulation::producer_issue(Cycle t, int id) {
   Sm& sm = sms_[c.sm];
   c.producer_pending = false;
   const long long items = static_cast<long long>(c.tiles.size()) * k_steps_;
-  while (c.issued < items && c.issued - c.finished < spec_.stages) {
+  const auto released = [&] { return c.partner < 0 ? c.finished : std::min(c.finished, ctas_[c.partner].finished); };
+  while (c.issued < items && c.issued - released() < spec_.stages) {
     if (sm.load_unit_free > t) {
       events_.push(sm.load_unit_free, {EventKind::producer_issue, id});
       c.producer_pending = true;
@@ -146,20 +154,34 @@ void Simulation::producer_issue(Cycle t, int id) {
     sm.load_unit_free = issue_done;
     c.stage_ready[c.issued % spec_.stages] = ready;
     ++c.issued;
-    if (c.consumer_waiting) {
-      c.consumer_waiting = false;
-      events_.push(std::max(ready, t), {EventKind::consumer_step, id});
-    }
+    wake_consumer(t, id);
+    if (c.partner >= 0) wake_consumer(t, c.partner);
   }
+}
+
+void Simulation::wake_consumer(Cycle t, int id) {
+  Cta& c = ctas_[id];
+  if (!c.consumer_waiting) return;
+  c.consumer_waiting = false;
+  events_.push(t, {EventKind::consumer_step, id});
+}
+
+void Simulation::wake_producer(Cycle t, int id) {
+  Cta& c = ctas_[id];
+  if (c.producer_pending) return;
+  c.producer_pending = true;
+  events_.push(t, {EventKind::producer_issue, id});
 }
 
 void Simulation::consumer_step(Cycle t, int id) {
   Cta& c = ctas_[id];
-  if (c.started >= c.issued) {
+  const Cta* partner = c.partner >= 0 ? &ctas_[c.partner] : nullptr;
+  if (c.started >= c.issued || (partner && c.started >= partner->issued)) {
     c.consumer_waiting = true;
     return;
   }
-  const Cycle ready = c.stage_ready[c.started % spec_.stages];
+  const int stage = static_cast<int>(c.started % spec_.stages);
+  const Cycle ready = partner ? std::max(c.stage_ready[stage], partner->stage_ready[stage]) : c.stage_ready[stage];
   if (ready > t) {
     events_.push(ready, {EventKind::consumer_step, id});
     return;
@@ -177,10 +199,8 @@ void Simulation::consumer_step(Cycle t, int id) {
 void Simulation::mma_done(Cycle t, int id) {
   Cta& c = ctas_[id];
   ++c.finished;
-  if (!c.producer_pending) {
-    c.producer_pending = true;
-    events_.push(t, {EventKind::producer_issue, id});
-  }
+  wake_producer(t, id);
+  if (c.partner >= 0) wake_producer(t, c.partner);
   if (c.finished % k_steps_ != 0) {
     events_.push(t, {EventKind::consumer_step, id});
     return;
@@ -225,6 +245,7 @@ KernelResult Simulation::run() {
       std::vector<WorkItem> items;
       for (int item = cta; item < blocks_; item += grid) items.push_back(work_item(item));
       launch_cta(first_launch, sm_of_block(cta), std::move(items));
+      if (spec_.cluster == 2) ctas_[cta].partner = cta ^ 1;
     }
   } else {
     // The first wave fills every SM's first slot, then every SM's second, in blockIdx order.
