@@ -77,7 +77,6 @@ struct GpuProfile {
   // Tensor-core FLOPs per SM cycle for the operand types; throws SpecError when unsupported.
   double tensor_flops_per_cycle(Dtype a, Dtype b) const;
   double dram_bytes_per_cycle() const; // achievable bandwidth in bytes per SM cycle
-  double ns_per_cycle() const { return 1000.0 / sm.clock_mhz; }
 };
 
 GpuProfile load_gpu_profile_file(const std::string& path);

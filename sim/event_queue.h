@@ -22,7 +22,6 @@ public:
   void push(Cycle time, const Payload& payload) { heap_.push({time, next_sequence_++, payload}); }
   bool empty() const { return heap_.empty(); }
   std::size_t size() const { return heap_.size(); }
-  Cycle next_time() const { return heap_.top().time; }
 
   Event pop() {
     Event e = heap_.top();

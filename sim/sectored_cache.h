@@ -1,8 +1,7 @@
 // A set-associative, sectored cache with LRU replacement: the L2 model. Lines are allocated on
 // any access; a read fetches only the sectors it lacks (NVIDIA L2s fill at sector granularity:
 // "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking", Jia et al. 2018, sec. 3),
-// a write of whole sectors allocates them dirty without a fetch, and an evicted line writes back
-// its dirty sectors.
+// and eviction is silent: stores write through (sim/memory_system.h), so no line is ever dirty.
 #pragma once
 
 #include "sim/units.h"
@@ -22,16 +21,15 @@ struct CacheGeometry {
 struct LookupOutcome {
   SectorMask missed = 0; // the sectors of this access that were not present
   int hit_sectors = 0;
-  int miss_sectors = 0;          // sectors fetched from memory (reads) or newly allocated (writes)
-  int written_back_sectors = 0;  // dirty sectors of the line this access evicted
+  int miss_sectors = 0; // sectors the cache had to fetch
 };
 
 class SectoredCache {
 public:
   explicit SectoredCache(const CacheGeometry& geometry);
 
-  LookupOutcome read(LineAddress line, SectorMask sectors) { return access(line, sectors, false); }
-  LookupOutcome write(LineAddress line, SectorMask sectors) { return access(line, sectors, true); }
+  // Looks the sectors up, allocating the line (LRU victim) and its missing sectors.
+  LookupOutcome read(LineAddress line, SectorMask sectors);
 
   // Which set a line maps to. The hardware's hash is undocumented; a multiplicative hash spreads
   // lines evenly so that strided tiles see no artificial conflicts (reduced to the set count by a
@@ -50,7 +48,6 @@ public:
     for (std::size_t offset = 0; offset < words_per_set_ * sizeof(std::uint32_t); offset += 64)
       __builtin_prefetch(set + offset);
   }
-  std::int64_t dirty_sectors() const;
 
 private:
   // Tags keep the low 32 bits of the line address: lines 2^32 apart (512 GiB) never meet in one
@@ -58,13 +55,11 @@ private:
   using Tag = std::uint32_t;
   static constexpr Tag kEmpty = 0xFFFFFFFFu;
 
-  LookupOutcome access(LineAddress line, SectorMask sectors, bool is_write);
-
   std::int64_t sets_;
   int ways_;
   std::size_t words_per_set_;
   // One set is one contiguous block, so a lookup touches a few adjacent host cache lines:
-  // [tags: ways][last-use stamps: ways][access counter][valid masks: ways bytes][dirty masks: ways bytes].
+  // [tags: ways][last-use stamps: ways][access counter][valid masks: ways bytes].
   // Stamps count the set's own accesses, so 32 bits last for 4 billion lookups of one set.
   std::vector<std::uint32_t> words_;
   SectorMask* valid_of(std::size_t set) { return reinterpret_cast<SectorMask*>(&words_[set * words_per_set_ + 2 * ways_ + 1]); }

@@ -17,7 +17,6 @@ struct ClockDomain {
   double mhz;
   double ns(Cycle c) const { return c * 1000.0 / mhz; }
   double ms(Cycle c) const { return c / (mhz * 1000.0); }
-  Cycle cycles_from_ns(double ns) const { return ns * mhz / 1000.0; }
 };
 
 } // namespace tilesim

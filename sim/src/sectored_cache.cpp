@@ -31,7 +31,7 @@ std::uint64_t match_ways(const std::uint32_t* tags, std::uint32_t tag, int ways)
 
 SectoredCache::SectoredCache(const CacheGeometry& g)
     : sets_(g.size_bytes / (static_cast<std::int64_t>(g.line_bytes) * g.ways)), ways_(g.ways),
-      words_per_set_(2 * static_cast<std::size_t>(g.ways) + 1 + (2 * static_cast<std::size_t>(g.ways) + 3) / 4) {
+      words_per_set_(2 * static_cast<std::size_t>(g.ways) + 1 + (static_cast<std::size_t>(g.ways) + 3) / 4) {
   if (sets_ < 1 || sets_ >= (std::int64_t{1} << 32) || g.line_bytes / g.sector_bytes > 8 || ways_ > 64)
     throw std::invalid_argument("cache geometry: need 1..2^32 sets, at most 64 ways and 8 sectors per line");
   words_.assign(static_cast<std::size_t>(sets_) * words_per_set_, 0);
@@ -39,13 +39,12 @@ SectoredCache::SectoredCache(const CacheGeometry& g)
     std::fill_n(&words_[set * words_per_set_], ways_, kEmpty);
 }
 
-LookupOutcome SectoredCache::access(LineAddress line, SectorMask sectors, bool is_write) {
+LookupOutcome SectoredCache::read(LineAddress line, SectorMask sectors) {
   const std::size_t set = static_cast<std::size_t>(set_of(line));
   Tag* tags = &words_[set * words_per_set_];
   std::uint32_t* last_use = tags + ways_;
   std::uint32_t& clock = last_use[ways_];
   SectorMask* valid = valid_of(set);
-  SectorMask* dirty = valid + ways_;
   const Tag tag = static_cast<Tag>(line);
   ++clock;
   LookupOutcome out;
@@ -57,7 +56,6 @@ LookupOutcome SectoredCache::access(LineAddress line, SectorMask sectors, bool i
     out.miss_sectors = sectors_in(missing);
     out.hit_sectors = sectors_in(sectors) - out.miss_sectors;
     valid[w] |= sectors;
-    if (is_write) dirty[w] |= sectors;
     last_use[w] = clock;
     return out;
   }
@@ -72,11 +70,9 @@ LookupOutcome SectoredCache::access(LineAddress line, SectorMask sectors, bool i
   }
   out.missed = sectors;
   out.miss_sectors = sectors_in(sectors);
-  out.written_back_sectors = tags[victim] != kEmpty ? sectors_in(dirty[victim]) : 0;
   tags[victim] = tag;
   last_use[victim] = clock;
   valid[victim] = sectors;
-  dirty[victim] = is_write ? sectors : SectorMask{0};
   return out;
 }
 
@@ -86,13 +82,6 @@ bool SectoredCache::contains(LineAddress line, SectorMask sectors) const {
     if (words_[set * words_per_set_ + w] == static_cast<Tag>(line))
       return (valid_of(set)[w] & sectors) == sectors;
   return false;
-}
-
-std::int64_t SectoredCache::dirty_sectors() const {
-  std::int64_t n = 0;
-  for (std::int64_t set = 0; set < sets_; ++set)
-    for (int w = 0; w < ways_; ++w) n += sectors_in(valid_of(static_cast<std::size_t>(set))[ways_ + w]);
-  return n;
 }
 
 } // namespace tilesim
