@@ -7,6 +7,8 @@
 //  - the SM clock while doing so (clock64 against %globaltimer), to express bandwidth per cycle;
 //  - the hardware block scheduler's placement of a non-persistent grid (which SM runs blockIdx b).
 // Output: one JSON object on stdout.
+#include "check_cuda.cuh"
+
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -18,14 +20,7 @@
 
 namespace {
 
-#define CHECK_CUDA(call)                                                                          \
-  do {                                                                                            \
-    cudaError_t err_ = (call);                                                                    \
-    if (err_ != cudaSuccess) {                                                                    \
-      std::fprintf(stderr, "bulk_copy_bandwidth: %s failed: %s\n", #call, cudaGetErrorString(err_)); \
-      std::exit(1);                                                                               \
-    }                                                                                             \
-  } while (0)
+constexpr const char* kProgram = "bulk_copy_bandwidth";
 
 constexpr int kStages = 8;
 constexpr int kChunkBytes = 16384;

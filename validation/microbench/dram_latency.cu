@@ -1,6 +1,8 @@
 // DRAM load latency as an SM sees it: one thread pointer-chases a random cycle of lines spread
 // over a buffer far larger than the L2, right after the L2 has been flushed, so every load misses.
 // Also reports the SM clock over the chase (clock64 against %globaltimer). Output: JSON.
+#include "check_cuda.cuh"
+
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -13,14 +15,7 @@
 
 namespace {
 
-#define CHECK_CUDA(call)                                                                      \
-  do {                                                                                        \
-    cudaError_t err_ = (call);                                                                \
-    if (err_ != cudaSuccess) {                                                                \
-      std::fprintf(stderr, "dram_latency: %s failed: %s\n", #call, cudaGetErrorString(err_)); \
-      std::exit(1);                                                                           \
-    }                                                                                         \
-  } while (0)
+constexpr const char* kProgram = "dram_latency";
 
 constexpr std::size_t kStrideWords = 1056; // 4224 bytes: a new line, sector and DRAM page each step
 constexpr int kSteps = 4096;

@@ -2,6 +2,8 @@
 // SM in turn chases the same buffer and reports its mean cycles per dependent load. Written to
 // find which L2 partition each SM is attached to: it found instead two fixed latency classes of
 // SMs (by TPC), the same whichever SM loaded the lines (validation/NOTES.md). Output: JSON.
+#include "check_cuda.cuh"
+
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -14,14 +16,7 @@
 
 namespace {
 
-#define CHECK_CUDA(call)                                                                          \
-  do {                                                                                            \
-    cudaError_t err_ = (call);                                                                    \
-    if (err_ != cudaSuccess) {                                                                    \
-      std::fprintf(stderr, "l2_latency_by_sm: %s failed: %s\n", #call, cudaGetErrorString(err_)); \
-      std::exit(1);                                                                               \
-    }                                                                                             \
-  } while (0)
+constexpr const char* kProgram = "l2_latency_by_sm";
 
 constexpr int kLines = 8192;     // 1 MiB of 128-byte lines: far below either partition's size
 constexpr int kWordsPerLine = 32;
