@@ -15,11 +15,12 @@ constexpr Address kAllocationAlignment = Address{2} << 20;
 
 Address align_up(Address a) { return (a + kAllocationAlignment - 1) / kAllocationAlignment * kAllocationAlignment; }
 
-// Thread instructions per element: the epilogue converts two fp32 accumulators to one bf16x2
-// (cvt.rn.bf16x2.f32) and stores 8 elements per st.global.v4, plus address arithmetic; a
-// converted operand element costs one unpack/convert and half a pack (prmt), as in the seed
-// article on mixed-input GEMMs (Google Research, "Mixed-input matrix multiplication performance
-// optimizations", 2024).
+// Thread instructions per element, counted from the instruction sequences, not measured (an
+// estimate to replace with a microbenchmark): the epilogue converts two fp32 accumulators to one
+// bf16x2 (cvt.rn.bf16x2.f32, 0.5), stores 8 elements per st.global.v4 (0.125), plus address
+// arithmetic; a converted operand element costs one unpack/convert and half a pack (prmt), the
+// sequence of the seed article on mixed-input GEMMs (Google Research, "Mixed-input matrix
+// multiplication performance optimizations", 2024).
 constexpr double kEpilogueInstructionsPerElement = 1.0;
 constexpr double kConversionInstructionsPerElement = 1.5;
 constexpr int kBarrierBytes = 1024; // mbarriers and the tile scheduler's slot
