@@ -26,7 +26,9 @@ struct OperandBox {
 // computes at the same time (the pair may share an operand tile).
 struct WorkItem {
   int linear = 0;         // position of the tile in the launch order
-  int partner = -1;       // the partner CTA's tile, -1 without a cluster
+  TileIndex tile{};       // tile_at(linear), resolved once: the order's walk is not free (hilbert, interleaved)
+  bool has_partner = false;
+  TileIndex partner{};    // the partner CTA's tile, with a cluster of two
   int rank = 0;           // this CTA's rank in its cluster
   bool store = true;      // false for the partner that pads an odd tile count (computes, never stores)
 };

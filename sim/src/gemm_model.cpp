@@ -74,13 +74,13 @@ public:
   int k_steps() const override { return (spec_.k + spec_.tile.k - 1) / spec_.tile.k; }
 
   void load_boxes(const WorkItem& item, int k, std::vector<OperandBox>& out) const override {
-    const TileIndex t = tile(item.linear);
+    const TileIndex& t = item.tile;
     const size_t first = out.size();
     tile_boxes(t, k, out);
-    if (item.partner < 0) return;
+    if (!item.has_partner) return;
     // In a cluster the shared operand tile is loaded half by each CTA and multicast to both
     // (kernels/grouped_gemm_kernel.cuh): W first, else X.
-    const TileIndex p = tile(item.partner);
+    const TileIndex& p = item.partner;
     const bool share_b = p.expert == t.expert && p.col == t.col;
     const bool share_a = !share_b && p.row == t.row;
     if (!share_a && !share_b) return;

@@ -105,10 +105,12 @@ Cycle Simulation::issue_cost(const Box& box) const {
 WorkItem Simulation::work_item(int item) const {
   WorkItem w;
   w.linear = std::min(item, tiles_ - 1);
+  w.tile = model_->tile(w.linear);
   w.store = item < tiles_;
   if (spec_.cluster == 2) {
     w.rank = item % 2;
-    w.partner = std::min(item ^ 1, tiles_ - 1);
+    w.has_partner = true;
+    w.partner = model_->tile(std::min(item ^ 1, tiles_ - 1));
   }
   return w;
 }
@@ -208,7 +210,7 @@ void Simulation::mma_done(Cycle t, int id) {
   // Last K step of a tile: the epilogue converts and stores it.
   const WorkItem& item = c.tiles[c.finished / k_steps_ - 1];
   const int linear = item.linear;
-  const TileIndex tile = model_->tile(linear);
+  const TileIndex& tile = item.tile;
   const Cycle epilogue_end = t + model_->epilogue_cycles();
   if (item.store) {
     end_ = std::max(end_, memory_.write_box(t, model_->store_box(tile)));
