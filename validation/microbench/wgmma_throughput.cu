@@ -1,0 +1,308 @@
+// Sustained tensor-core rate per SM on Hopper, per dtype, for a loop shaped like the grouped GEMM's
+// consumers: one CTA per SM, 1 or 2 warpgroups each issuing wgmma.mma_async with A and B from
+// shared memory (128B-swizzled K-major descriptors), 4 wgmma per commit group (one 128-byte K row),
+// then wait_group 1 (pipelined, as the GEMM) or 0 (serial). The result is FLOP per SM per SM cycle:
+// total FLOP / (SMs x cycles of the slowest CTA, clock64), next to the datasheet's dense figure.
+// Each configuration runs in a child process (this program with --config i), so an instruction the
+// GPU rejects becomes an error entry and the others still run. Output: one JSON object.
+#include "check_cuda.cuh"
+#include "kernels/ptx_wrappers.cuh"
+#include "kernels/wgmma.cuh"
+
+#include <cuda_runtime.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr const char* kProgram = "wgmma_throughput";
+namespace ptx = tilesim::kernels::ptx;
+
+constexpr int kKBlocks = 8192; // ~2-5 ms per launch at the nominal rate
+constexpr int kRepeats = 5;
+constexpr int kStages = 4; // stage = A of 2 warpgroups (64 x 128 B each) + B (up to 256 x 128 B)
+constexpr int kATileBytes = 64 * 128;
+constexpr int kBOffset = 2 * kATileBytes;
+constexpr int kStageBytes = kBOffset + 256 * 128;
+constexpr int kSmemBytes = kStages * kStageBytes + 1024; // + room to align to the 1024-B swizzle atom
+
+// Accumulator operand lists for the inline asm (N/2 registers per thread for m64nN).
+#define REGS_0_63                                                                                                      \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, "     \
+  "%24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, "     \
+  "%46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define REGS_64_111                                                                                                    \
+  ", %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, "   \
+  "%86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, "   \
+  "%107, %108, %109, %110, %111"
+#define REGS_112_127 ", %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+#define OPERANDS_64 "{" REGS_0_63 "}, %64, %65"
+#define OPERANDS_112 "{" REGS_0_63 REGS_64_111 "}, %112, %113"
+#define OPERANDS_128 "{" REGS_0_63 REGS_64_111 REGS_112_127 "}, %128, %129"
+#define ACC8(c, i) c(d[i]), c(d[i + 1]), c(d[i + 2]), c(d[i + 3]), c(d[i + 4]), c(d[i + 5]), c(d[i + 6]), c(d[i + 7])
+#define ACC32(c, i) ACC8(c, i), ACC8(c, i + 8), ACC8(c, i + 16), ACC8(c, i + 24)
+#define ACC_64(c) ACC32(c, 0), ACC32(c, 32)
+#define ACC_112(c) ACC_64(c), ACC32(c, 64), ACC8(c, 96), ACC8(c, 104)
+#define ACC_128(c) ACC_64(c), ACC32(c, 64), ACC32(c, 96)
+
+// One wgmma.mma_async (PTX ISA 9.7.15.5.2) with A and B from descriptors and scale-d = true.
+// `tail` is what follows scale-d: imm-scale-a/b for fp8 and tf32, nothing for integers (which have
+// neither; their widest shape is n224). Only bf16/f16 take the transpose immediates.
+#define WGMMA_OP(Name, N, K, AccT, Constraint, Regs, Types, Tail)                                                      \
+  struct Name {                                                                                                        \
+    using Acc = AccT;                                                                                                  \
+    static constexpr int n = N, k = K, regs = Regs;                                                                    \
+    static constexpr const char* instruction = "wgmma.mma_async.sync.aligned.m64n" #N "k" #K Types;                    \
+    __device__ static void mma(AccT (&d)[Regs], uint64_t a, uint64_t b) {                                              \
+      asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, 1, 0;\n wgmma.mma_async.sync.aligned.m64n" #N "k" #K Types      \
+                   " " OPERANDS_##Regs ", p" Tail ";\n}"                                                               \
+                   : ACC_##Regs(Constraint)                                                                            \
+                   : "l"(a), "l"(b));                                                                                  \
+    }                                                                                                                  \
+  };
+
+// bf16 goes through the GEMM kernel's own wrappers (kernels/wgmma.cuh): the instruction it issues.
+struct Bf16N256 {
+  using Acc = float;
+  static constexpr int n = 256, k = 16, regs = 128;
+  static constexpr const char* instruction = "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16";
+  __device__ static void mma(float (&d)[128], uint64_t a, uint64_t b) { ptx::wgmma_m64n256k16(d, a, b); }
+};
+struct Bf16N128 {
+  using Acc = float;
+  static constexpr int n = 128, k = 16, regs = 64;
+  static constexpr const char* instruction = "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16";
+  __device__ static void mma(float (&d)[64], uint64_t a, uint64_t b) { ptx::wgmma_m64n128k16(d, a, b); }
+};
+WGMMA_OP(E4m3N256, 256, 32, float, "+f", 128, ".f32.e4m3.e4m3", ", 1, 1")
+WGMMA_OP(E4m3N128, 128, 32, float, "+f", 64, ".f32.e4m3.e4m3", ", 1, 1")
+WGMMA_OP(Tf32N256, 256, 8, float, "+f", 128, ".f32.tf32.tf32", ", 1, 1")
+WGMMA_OP(Tf32N128, 128, 8, float, "+f", 64, ".f32.tf32.tf32", ", 1, 1")
+WGMMA_OP(S8N224, 224, 32, int, "+r", 112, ".s32.s8.s8", "")
+WGMMA_OP(S8N128, 128, 32, int, "+r", 64, ".s32.s8.s8", "")
+
+// No instruction: keeps the compiler from moving accumulator accesses across the async wgmma.
+__device__ __forceinline__ void keep(float& r) { asm volatile("" : "+f"(r)::"memory"); }
+__device__ __forceinline__ void keep(int& r) { asm volatile("" : "+r"(r)::"memory"); }
+
+struct CtaTiming {
+  unsigned long long cycles, start_ns, end_ns;
+  unsigned smid, unused;
+};
+
+template <class Op, int Pending>
+__global__ void __launch_bounds__(256, 1)
+    wgmma_loop(int k_blocks, int write_accumulators, typename Op::Acc* sink, CtaTiming* timing) {
+  extern __shared__ uint8_t smem_raw[];
+  uint8_t* smem = smem_raw + ((1024 - (ptx::smem_addr(smem_raw) & 1023)) & 1023);
+  // Finite operands for every dtype (each byte 0..63: no NaN/Inf in bf16, e4m3 or tf32), varied
+  // bits so that the power draw (and the clock) is not that of an all-zero multiply.
+  for (int i = threadIdx.x; i < kStages * kStageBytes / 4; i += blockDim.x)
+    reinterpret_cast<uint32_t*>(smem)[i] = (static_cast<uint32_t>(i) * 2654435761u) & 0x3F3F3F3Fu;
+  ptx::fence_proxy_async_shared(); // generic-proxy stores -> visible to wgmma's async-proxy reads
+  __syncthreads();
+  const long long c0 = clock64();
+  const uint64_t g0 = ptx::global_timer_ns();
+  const int warpgroup = threadIdx.x / 128;
+  typename Op::Acc acc[Op::regs];
+#pragma unroll
+  for (int i = 0; i < Op::regs; ++i) acc[i] = 0;
+  for (int kb = 0; kb < k_blocks; ++kb) {
+    const uint8_t* stage = smem + (kb % kStages) * kStageBytes;
+    const uint64_t desc_a = ptx::smem_descriptor_sw128(stage + warpgroup * kATileBytes);
+    const uint64_t desc_b = ptx::smem_descriptor_sw128(stage + kBOffset);
+    ptx::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) Op::mma(acc, desc_a + 2 * kk, desc_b + 2 * kk); // +32 B of K each
+    ptx::wgmma_commit_group();
+    ptx::wgmma_wait_group<Pending>();
+  }
+  ptx::wgmma_wait_group<0>();
+#pragma unroll
+  for (int i = 0; i < Op::regs; ++i) keep(acc[i]);
+  __syncthreads();
+  if (threadIdx.x == 0)
+    timing[blockIdx.x] = {static_cast<unsigned long long>(clock64() - c0), g0, ptx::global_timer_ns(), ptx::sm_id(), 0};
+  if (write_accumulators) // never set: the stores only make the accumulators live
+    for (int i = 0; i < Op::regs; ++i) sink[(blockIdx.x * blockDim.x + threadIdx.x) * Op::regs + i] = acc[i];
+}
+
+using Launcher = void (*)(int grid, int threads, int k_blocks, void* sink, CtaTiming* timing);
+
+template <class Op, int Pending> void launch(int grid, int threads, int k_blocks, void* sink, CtaTiming* timing) {
+  CHECK_CUDA(cudaFuncSetAttribute(wgmma_loop<Op, Pending>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
+  wgmma_loop<Op, Pending><<<grid, threads, kSmemBytes>>>(k_blocks, 0, static_cast<typename Op::Acc*>(sink), timing);
+  CHECK_CUDA(cudaGetLastError());
+  CHECK_CUDA(cudaDeviceSynchronize());
+}
+
+struct Config {
+  const char* dtype;
+  const char* instruction;
+  int n, k, nominal, warpgroups, wait_group;
+  Launcher launch;
+};
+
+// Nominal dense FLOP/cycle/SM: H100 SXM datasheet rate / (132 SMs x 1830 MHz boost).
+template <class Op> void add(std::vector<Config>& list, const char* dtype, int nominal) {
+  for (int wait_group : {1, 0})
+    for (int warpgroups : {2, 1})
+      list.push_back({dtype, Op::instruction, Op::n, Op::k, nominal, warpgroups, wait_group,
+                      wait_group ? launch<Op, 1> : launch<Op, 0>});
+}
+
+std::vector<Config> configs() {
+  std::vector<Config> list;
+  add<Bf16N256>(list, "bf16", 4096);
+  add<Bf16N128>(list, "bf16", 4096);
+  add<E4m3N256>(list, "e4m3", 8192);
+  add<E4m3N128>(list, "e4m3", 8192);
+  add<Tf32N256>(list, "tf32", 2048);
+  add<Tf32N128>(list, "tf32", 2048);
+  add<S8N224>(list, "s8", 8192);
+  add<S8N128>(list, "s8", 8192);
+  return list;
+}
+
+// printf into a std::string: JSON fragments of any length.
+__attribute__((format(printf, 1, 2))) std::string format(const char* fmt, ...) {
+  va_list args, copy;
+  va_start(args, fmt);
+  va_copy(copy, args);
+  std::string s(std::max(0, std::vsnprintf(nullptr, 0, fmt, copy)), '\0');
+  va_end(copy);
+  std::vsnprintf(s.data(), s.size() + 1, fmt, args);
+  va_end(args);
+  return s;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+cudaDeviceProp device_or_exit() {
+  cudaDeviceProp prop{};
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0 || cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
+    std::fprintf(stderr, "%s: no CUDA device; run it on a GPU machine\n", kProgram);
+    std::exit(1);
+  }
+  return prop;
+}
+
+// Child: one configuration, one JSON object on one line.
+void run_config(const Config& c) {
+  const cudaDeviceProp prop = device_or_exit();
+  const int sms = prop.multiProcessorCount;
+  if (prop.sharedMemPerBlockOptin < static_cast<size_t>(kSmemBytes)) {
+    std::fprintf(stderr, "%s: needs %d bytes of shared memory per block, device allows %zu\n", kProgram, kSmemBytes,
+                 prop.sharedMemPerBlockOptin);
+    std::exit(1);
+  }
+  const int threads = 128 * c.warpgroups;
+  void* sink = nullptr;
+  CtaTiming* timing = nullptr;
+  CHECK_CUDA(cudaMalloc(&sink, static_cast<size_t>(sms) * threads * 128 * 4));
+  CHECK_CUDA(cudaMalloc(&timing, sms * sizeof(CtaTiming)));
+  c.launch(sms, threads, kKBlocks / 8, sink, timing); // warm-up (clock ramp, module load)
+  const double flop = 2.0 * 64 * c.n * c.k * 4 * kKBlocks * c.warpgroups * sms;
+  std::vector<double> per_cycle, mhz, tflops_clock, tflops_wall;
+  std::vector<CtaTiming> host(sms);
+  std::string runs;
+  int distinct_sms = 0;
+  for (int r = 0; r < kRepeats; ++r) {
+    c.launch(sms, threads, kKBlocks, sink, timing);
+    CHECK_CUDA(cudaMemcpy(host.data(), timing, sms * sizeof(CtaTiming), cudaMemcpyDeviceToHost));
+    const auto slowest =
+        *std::max_element(host.begin(), host.end(), [](auto& a, auto& b) { return a.cycles < b.cycles; });
+    unsigned long long first = ~0ull, last = 0;
+    std::vector<unsigned> smids;
+    for (const auto& t : host)
+      first = std::min(first, t.start_ns), last = std::max(last, t.end_ns), smids.push_back(t.smid);
+    std::sort(smids.begin(), smids.end());
+    distinct_sms = static_cast<int>(std::unique(smids.begin(), smids.end()) - smids.begin());
+    per_cycle.push_back(flop / (static_cast<double>(sms) * slowest.cycles));
+    mhz.push_back(static_cast<double>(slowest.cycles) / (slowest.end_ns - slowest.start_ns) * 1000.0);
+    tflops_clock.push_back(per_cycle.back() * sms * mhz.back() * 1e-6);
+    tflops_wall.push_back(flop / static_cast<double>(last - first) * 1e-3);
+    runs += format("%s{\"flop_per_sm_cycle\": %.1f, \"sm_clock_mhz\": %.0f, \"tflops_at_clock\": %.1f, "
+                   "\"tflops_wall\": %.1f}",
+                   r ? ", " : "", per_cycle.back(), mhz.back(), tflops_clock.back(), tflops_wall.back());
+  }
+  std::printf("{\"dtype\": \"%s\", \"instruction\": \"%s\", \"n\": %d, \"k\": %d, \"warpgroups\": %d, "
+              "\"wait_group\": %d, \"wgmma_per_commit\": 4, \"k_blocks\": %d, \"ctas\": %d, \"distinct_sms\": %d, "
+              "\"runs\": [%s], \"median_flop_per_sm_cycle\": %.1f, \"median_sm_clock_mhz\": %.0f, "
+              "\"median_tflops_at_clock\": %.1f, \"median_tflops_wall\": %.1f, \"nominal_flop_per_sm_cycle\": %d, "
+              "\"ratio_to_nominal\": %.3f}\n",
+              c.dtype, c.instruction, c.n, c.k, c.warpgroups, c.wait_group, kKBlocks, sms, distinct_sms, runs.c_str(),
+              median(per_cycle), median(mhz), median(tflops_clock), median(tflops_wall), c.nominal,
+              median(per_cycle) / c.nominal);
+}
+
+// Parent: runs `self args` and returns its stdout, or an error text in `error`.
+std::string run_child(const std::string& self, const std::string& args, std::string& error) {
+  std::string out;
+  FILE* pipe = popen(("'" + self + "' " + args).c_str(), "r");
+  if (!pipe) return error = "popen failed", out;
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, pipe)) out += buf;
+  const int status = pclose(pipe);
+  if (WIFSIGNALED(status))
+    error = "child killed by signal " + std::to_string(WTERMSIG(status));
+  else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    error = "child exited with status " + std::to_string(WEXITSTATUS(status)) + " (its stderr says why)";
+  else if (out.empty())
+    error = "child printed nothing";
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<Config> list = configs();
+  if (argc == 3 && std::strcmp(argv[1], "--config") == 0) {
+    const int i = std::atoi(argv[2]);
+    if (i < 0 || i >= static_cast<int>(list.size())) return 2;
+    run_config(list[i]);
+    return 0;
+  }
+  if (argc == 2 && std::strcmp(argv[1], "--info") == 0) {
+    const cudaDeviceProp prop = device_or_exit();
+    std::printf("\"gpu\": \"%s\", \"sms\": %d", prop.name, prop.multiProcessorCount);
+    return 0;
+  }
+  // The parent never touches CUDA, so a child's failure cannot poison the others.
+  char self[4096] = {0};
+  const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+  const std::string exe = len > 0 ? std::string(self, len) : std::string(argv[0]);
+  std::string error;
+  const std::string info = run_child(exe, "--info", error);
+  if (!error.empty()) return 1; // the child printed the one-line reason
+  std::printf("{\n %s, \"k_blocks\": %d, \"repeats\": %d, \"stages\": %d, \"swizzle\": \"128B\",\n \"configs\": [",
+              info.c_str(), kKBlocks, kRepeats, kStages);
+  for (size_t i = 0; i < list.size(); ++i) {
+    error.clear();
+    const std::string out = run_child(exe, "--config " + std::to_string(i), error);
+    if (error.empty())
+      std::printf("%s\n  %s", i ? "," : "", out.c_str());
+    else
+      std::printf("%s\n  {\"dtype\": \"%s\", \"instruction\": \"%s\", \"warpgroups\": %d, \"wait_group\": %d, "
+                  "\"error\": \"%s\"}",
+                  i ? "," : "", list[i].dtype, list[i].instruction, list[i].warpgroups, list[i].wait_group,
+                  error.c_str());
+    std::fflush(stdout);
+  }
+  std::printf("\n ]\n}\n");
+  return 0;
+}
