@@ -10,6 +10,15 @@
 // DRAM. Lines read from both sides occupy space in both halves. The lab's pointer chase sees the
 // step this implies: ~285 cycles up to ~20 MB, ~409 cycles from 28 MB (models/gpus/h100_sxm.json).
 // Stores go to the home partition, the point of coherence, and write through to DRAM.
+//
+// L2 promotion: TMA loads whose tensor map asks for CU_TENSOR_MAP_L2_PROMOTION_L2_256B (the
+// kernels' maps do) fill the whole aligned 256-byte block on a miss, so the block's other line is
+// looked up (and fetched if absent) along with the missing one: at the SM's partition for lines
+// homed there, at the home partition for lines homed across. ncu's split of the L2 lookups by
+// source unit shows it (validation/data/h100/microbench/l2_counter_breakdown.csv): a streaming
+// copy with plain loads makes 1 tag lookup per sector read at the SM's partition and 0.5 more over
+// the fabric, a DRAM-streaming TMA GEMM 1.25 and 0.77, of which half of the fabric reads hit.
+// Both lines of a 256-byte block share a home, since the block is filled as one.
 #pragma once
 
 #include "models/gpu_profile.h"
@@ -27,6 +36,7 @@ struct Box {
   ByteCount row_bytes = 0;
   ByteCount row_stride = 0;
   int rows = 0;
+  bool l2_promotion_256b = false; // a TMA load with 256-byte L2 promotion
 };
 
 // Sectors of one operand served by the L2 (hits, near or far) and by DRAM (misses).
@@ -35,19 +45,26 @@ struct SectorCount {
   long long misses = 0;
 };
 
+// Sector lookups in the L2's tags, named after the ncu counters they model.
 struct MemoryTotals {
   long long l2_line_lookups = 0;
-  long long sm_read_sectors = 0;       // sectors SMs asked of their partition (lts__t_sectors_srcunit_tex_op_read)
+  long long sm_read_sectors = 0;       // read lookups in the SM's partition, promoted ones included (lts__t_sectors_srcunit_tex_op_read)
   long long near_read_hit_sectors = 0;
-  long long fabric_read_sectors = 0;   // near misses looked up in the home partition
+  long long fabric_read_sectors = 0;   // near misses looked up in the home partition (srcunit_ltcfabric_op_read)
   long long far_read_hit_sectors = 0;
-  long long write_sectors = 0;
-  long long write_hit_sectors = 0;
+  long long fabric_promotion_sectors = 0; // promoted lookups in the home partition (srcunit_ltcfabric, neither read nor write)
+  long long fabric_promotion_hit_sectors = 0;
+  long long write_sectors = 0;         // store lookups at the SM's partition and again at a home across; all hit
   ByteCount dram_read_bytes = 0;
   ByteCount dram_write_bytes = 0;
-  // All L2 tag lookups (near, fabric and write), and those that hit: lts__t_sector_hit_rate.
-  long long lookup_sectors() const { return sm_read_sectors + fabric_read_sectors + write_sectors; }
-  long long hit_sectors() const { return near_read_hit_sectors + far_read_hit_sectors + write_hit_sectors; }
+  // All L2 tag lookups, and those that hit: lts__t_sector_hit_rate. A store never misses: it
+  // writes whole sectors, so nothing is fetched (the breakdown's copy: 100.7 M of 100.7 M hit).
+  long long lookup_sectors() const {
+    return sm_read_sectors + fabric_read_sectors + fabric_promotion_sectors + write_sectors;
+  }
+  long long hit_sectors() const {
+    return near_read_hit_sectors + far_read_hit_sectors + fabric_promotion_hit_sectors + write_sectors;
+  }
 };
 
 class MemorySystem {
@@ -57,8 +74,8 @@ public:
   // Cycle at which the whole box has landed in SM `sm`'s shared memory; sector outcomes are
   // added to `outcome`.
   Cycle read_box(Cycle issue, int sm, const Box& box, SectorCount& outcome);
-  // Cycle at which the stored bytes have reached the L2.
-  Cycle write_box(Cycle issue, const Box& box);
+  // Cycle at which the bytes SM `sm` stored have reached the L2.
+  Cycle write_box(Cycle issue, int sm, const Box& box);
 
   const MemoryTotals& totals() const { return totals_; }
   const BandwidthServer& dram() const { return dram_; }
@@ -73,14 +90,16 @@ private:
     long long l2_sectors = 0;   // sectors served by the L2, near or far
     long long far_sectors = 0;  // of which over the fabric
     long long dram_sectors = 0;
+    long long promoted_dram_sectors = 0; // fetched by promotion, for lines the box did not ask for
   };
 
   void gather_lines(const Box& box);
   int home_of(LineAddress line) const {
-    return static_cast<int>(((line * 0xD6E8FEB86659FD93ull) >> 40) % static_cast<std::uint64_t>(partitions_.size()));
+    const std::uint64_t block = line >> 1; // the 256-byte block
+    return static_cast<int>(((block * 0xD6E8FEB86659FD93ull) >> 40) % static_cast<std::uint64_t>(partitions_.size()));
   }
-  BoxOutcome read_lines(int partition);
-  BoxOutcome write_lines();
+  BoxOutcome read_lines(int partition, bool promote);
+  BoxOutcome write_lines(int partition);
 
   std::vector<SectoredCache> partitions_;
   std::vector<int> partition_of_sm_;

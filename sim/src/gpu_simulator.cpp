@@ -213,7 +213,7 @@ void Simulation::mma_done(Cycle t, int id) {
   const TileIndex& tile = item.tile;
   const Cycle epilogue_end = t + model_->epilogue_cycles();
   if (item.store) {
-    end_ = std::max(end_, memory_.write_box(t, model_->store_box(tile)));
+    end_ = std::max(end_, memory_.write_box(t, c.sm, model_->store_box(tile)));
     TileRecord& r = records_[linear];
     r = {linear, tile.expert, tile.row, tile.col, c.sm, 0, 0, c.tile_begin, epilogue_end,
          a_sectors_[linear].hits, a_sectors_[linear].misses, b_sectors_[linear].hits, b_sectors_[linear].misses};
@@ -303,6 +303,7 @@ KernelResult Simulation::result(Cycle end) const {
              {"l2_near_read_hit_sectors", m.near_read_hit_sectors},
              {"l2_fabric_read_sectors", m.fabric_read_sectors},
              {"l2_far_read_hit_sectors", m.far_read_hit_sectors},
+             {"l2_fabric_promotion_sectors", m.fabric_promotion_sectors},
              {"l2_write_sectors", m.write_sectors},
              {"l2_line_lookups", m.l2_line_lookups}};
   return r;

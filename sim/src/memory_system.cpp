@@ -46,7 +46,7 @@ void MemorySystem::gather_lines(const Box& box) {
   totals_.l2_line_lookups += static_cast<long long>(lines_.size());
 }
 
-MemorySystem::BoxOutcome MemorySystem::read_lines(int partition) {
+MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, bool promote) {
   SectoredCache& near = partitions_[partition];
   BoxOutcome out;
   // A line homed across may be looked up there too: its set is prefetched on both sides.
@@ -55,6 +55,7 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition) {
     const int home = home_of(line);
     if (home != partition) partitions_[home].prefetch(line);
   };
+  const int line_sectors = std::popcount(static_cast<unsigned>(full_line_));
   for (std::size_t i = 0; i < std::min(kPrefetchDistance, lines_.size()); ++i) prefetch(lines_[i].line);
   for (std::size_t i = 0; i < lines_.size(); ++i) {
     if (i + kPrefetchDistance < lines_.size()) prefetch(lines_[i + kPrefetchDistance].line);
@@ -65,40 +66,55 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition) {
     out.l2_sectors += o.hit_sectors;
     if (o.miss_sectors == 0) continue;
     const int home = home_of(req.line);
+    const LineAddress buddy = req.line ^ 1;
     if (home == partition) {
       out.dram_sectors += o.miss_sectors;
+      if (promote) {
+        const LookupOutcome b = near.read(buddy, full_line_);
+        totals_.sm_read_sectors += line_sectors;
+        totals_.near_read_hit_sectors += b.hit_sectors;
+        out.promoted_dram_sectors += b.miss_sectors;
+      }
       continue;
     }
-    const LookupOutcome far = partitions_[home].read(req.line, o.missed);
+    SectoredCache& home_partition = partitions_[home];
+    const LookupOutcome far = home_partition.read(req.line, o.missed);
     totals_.fabric_read_sectors += o.miss_sectors;
     totals_.far_read_hit_sectors += far.hit_sectors;
     out.l2_sectors += far.hit_sectors;
     out.far_sectors += far.hit_sectors;
     out.dram_sectors += far.miss_sectors;
+    if (promote && far.miss_sectors > 0) {
+      const LookupOutcome b = home_partition.read(buddy, full_line_);
+      totals_.fabric_promotion_sectors += line_sectors;
+      totals_.fabric_promotion_hit_sectors += b.hit_sectors;
+      out.promoted_dram_sectors += b.miss_sectors;
+    }
   }
   return out;
 }
 
-MemorySystem::BoxOutcome MemorySystem::write_lines() {
+MemorySystem::BoxOutcome MemorySystem::write_lines(int partition) {
   BoxOutcome out;
   for (const LineRequest& req : lines_) {
     // Write-through: the home partition's copy is updated (allocated clean) and the bytes go on
     // to DRAM. The H100 dataset shows it: DRAM writes equal the output's size in every
     // configuration, also where the output fits in L2 (validation/NOTES.md).
-    const LookupOutcome o = partitions_[home_of(req.line)].read(req.line, req.sectors);
-    totals_.write_sectors += o.hit_sectors + o.miss_sectors;
-    totals_.write_hit_sectors += o.hit_sectors;
-    out.l2_sectors += o.hit_sectors + o.miss_sectors;
+    const int home = home_of(req.line);
+    const LookupOutcome o = partitions_[home].read(req.line, req.sectors);
+    const int sectors = o.hit_sectors + o.miss_sectors;
+    totals_.write_sectors += home == partition ? sectors : 2 * sectors;
+    out.l2_sectors += sectors;
   }
   return out;
 }
 
 Cycle MemorySystem::read_box(Cycle issue, int sm, const Box& box, SectorCount& outcome) {
   gather_lines(box);
-  const BoxOutcome o = read_lines(partition_of_sm_[sm]);
+  const BoxOutcome o = read_lines(partition_of_sm_[sm], box.l2_promotion_256b);
   outcome.hits += o.l2_sectors;
   outcome.misses += o.dram_sectors;
-  const ByteCount dram_bytes = o.dram_sectors << sector_shift_;
+  const ByteCount dram_bytes = (o.dram_sectors + o.promoted_dram_sectors) << sector_shift_;
   totals_.dram_read_bytes += dram_bytes;
 
   const ByteCount all_bytes = (o.l2_sectors + o.dram_sectors) << sector_shift_;
@@ -107,9 +123,9 @@ Cycle MemorySystem::read_box(Cycle issue, int sm, const Box& box, SectorCount& o
   return done;
 }
 
-Cycle MemorySystem::write_box(Cycle issue, const Box& box) {
+Cycle MemorySystem::write_box(Cycle issue, int sm, const Box& box) {
   gather_lines(box);
-  const BoxOutcome o = write_lines();
+  const BoxOutcome o = write_lines(partition_of_sm_[sm]);
   const ByteCount bytes = o.l2_sectors << sector_shift_;
   totals_.dram_write_bytes += bytes;
   dram_.serve(issue, bytes);

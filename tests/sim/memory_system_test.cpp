@@ -60,9 +60,10 @@ TEST_CASE("box latency: L2 hits take the hit latency, misses wait for DRAM bandw
 TEST_CASE("stores write through to DRAM and leave a clean copy in L2") {
   MemorySystem mem(small_gpu());
   SectorCount c;
-  mem.write_box(0, {0, 128, 128, 16});
+  mem.write_box(0, 0, {0, 128, 128, 16});
   CHECK(mem.totals().dram_write_bytes == 16 * 128);
   CHECK(mem.totals().write_sectors == 64);
+  CHECK(mem.totals().hit_sectors() == 64); // stores fetch nothing: every store lookup hits
   // Reading the stored lines back hits; evicting them writes nothing more.
   mem.read_box(100, 0, {0, 128, 128, 16}, c);
   CHECK(c.hits == 64);
@@ -95,4 +96,55 @@ TEST_CASE("two L2 partitions: a line read from both sides is cached in both, fet
   // Now both partitions hold every line: a third read from the far side hits near throughout.
   mem.read_box(2000, 131, box, c);
   CHECK(mem.totals().near_read_hit_sectors == homed_across + 1024);
+}
+
+TEST_CASE("256-byte L2 promotion: a miss fills the block's other line, which the next read finds") {
+  MemorySystem mem(small_gpu());
+  SectorCount c;
+  Box line0{0, 128, 128, 1};
+  line0.l2_promotion_256b = true;
+  mem.read_box(0, 0, line0, c);
+  CHECK(c.misses == 4);                            // the sectors the box asked for
+  CHECK(mem.totals().sm_read_sectors == 8);        // and the promoted line's lookup
+  CHECK(mem.totals().dram_read_bytes == 256);      // both lines fetched
+  Box line1 = line0;
+  line1.base = 128;
+  mem.read_box(100, 0, line1, c);
+  CHECK(c.hits == 4);
+  CHECK(mem.totals().sm_read_sectors == 12);
+  CHECK(mem.totals().dram_read_bytes == 256);
+  // Without promotion a miss fetches only its own sectors.
+  Box plain{4096, 128, 128, 1};
+  mem.read_box(200, 0, plain, c);
+  CHECK(mem.totals().dram_read_bytes == 256 + 128);
+  CHECK(mem.totals().sm_read_sectors == 16);
+}
+
+TEST_CASE("two L2 partitions: promotion of a line homed across happens at its home; stores homed across are looked up twice") {
+  GpuProfile g = small_gpu();
+  g.l2.partitions = 2;
+  g.l2.size_bytes = 1 << 20;
+  MemorySystem mem(g);
+  SectorCount c;
+  Box even_lines{0, 128, 256, 256}; // the first line of 256 blocks
+  even_lines.l2_promotion_256b = true;
+  mem.read_box(0, 0, even_lines, c);
+  const MemoryTotals t = mem.totals();
+  CHECK(t.dram_read_bytes == 2 * 256 * 128);                // every block whole
+  CHECK(t.fabric_promotion_sectors == t.fabric_read_sectors); // one promoted line per far miss
+  CHECK(t.sm_read_sectors == 1024 + (1024 - t.fabric_read_sectors));
+  // The odd lines: those homed near hit near; those homed across miss near and hit at home.
+  Box odd_lines = even_lines;
+  odd_lines.base = 128;
+  mem.read_box(1000, 0, odd_lines, c);
+  const MemoryTotals u = mem.totals();
+  CHECK(u.dram_read_bytes == t.dram_read_bytes);
+  CHECK(u.far_read_hit_sectors == t.fabric_read_sectors);
+  CHECK(u.near_read_hit_sectors == 1024 - t.fabric_read_sectors);
+
+  const long long before = mem.totals().write_sectors;
+  mem.write_box(2000, 0, {1 << 20, 128, 128, 256});
+  const long long written = mem.totals().write_sectors - before;
+  CHECK(written > 1024); // 1024 sectors, those homed across counted at both partitions
+  CHECK(written < 2048);
 }
