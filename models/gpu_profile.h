@@ -63,6 +63,13 @@ struct LaunchProfile {
   double kernel_launch_overhead_us = 0;
 };
 
+// The kernels' software tile scheduler (tilesim::tile_at, called twice per work item): a cost per
+// call and per loop trip, the trips counted by tile_at_trips.
+struct TileSchedulerProfile {
+  double cycles_per_call = 0;
+  double cycles_per_loop_trip = 0;
+};
+
 struct GpuProfile {
   std::string name;
   std::string display_name;
@@ -73,6 +80,7 @@ struct GpuProfile {
   DramProfile dram;
   TmaProfile tma;
   LaunchProfile launch;
+  TileSchedulerProfile tile_scheduler;
 
   // Tensor-core FLOPs per SM cycle for the operand types; throws SpecError when unsupported.
   double tensor_flops_per_cycle(Dtype a, Dtype b) const;

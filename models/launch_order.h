@@ -18,6 +18,16 @@
 
 namespace tilesim {
 
+// Loop trips of tile_at, counted on the host only: the simulator charges the kernel's tile
+// scheduler per trip (interleaved walks every expert per search step), and the count comes from
+// these very loops, so it cannot drift from them. Device code compiles the count away.
+inline thread_local long long tile_at_loop_trips = 0;
+#if defined(__CUDA_ARCH__)
+#define TILESIM_LOOP_TRIP() ((void)0)
+#else
+#define TILESIM_LOOP_TRIP() (++::tilesim::tile_at_loop_trips)
+#endif
+
 enum class LaunchOrderKind : int {
   row_major = 0,
   column_major,
@@ -63,7 +73,10 @@ TILESIM_HD int max_int(int a, int b) { return a > b ? a : b; }
 // Smallest power of two >= n (n >= 1).
 TILESIM_HD int enclosing_power_of_two(int n) {
   int p = 1;
-  while (p < n) p <<= 1;
+  while (p < n) {
+    TILESIM_LOOP_TRIP();
+    p <<= 1;
+  }
   return p;
 }
 
@@ -90,6 +103,7 @@ TILESIM_HD GridPoint morton_point(int rows, int cols, int linear) {
   while (side > 1) {
     const int half = side / 2;
     for (int q = 0; q < 4; ++q) {
+      TILESIM_LOOP_TRIP();
       const int qr = r0 + (q >> 1) * half, qc = c0 + (q & 1) * half;
       const int n = cells_inside(rows, cols, qr, qc, half);
       if (linear < n) {
@@ -130,6 +144,7 @@ TILESIM_HD GridPoint hilbert_point(int rows, int cols, int linear) {
   HilbertSquare square{0, 0, 2 * side, 0, 0, 2 * side};
   for (int s = side; s > 1; s /= 2) {
     for (int q = 0; q < 4; ++q) {
+      TILESIM_LOOP_TRIP();
       const HilbertSquare child = hilbert_child(square, q);
       const int x2 = child.x + child.ax + child.bx, y2 = child.y + child.ay + child.by;
       const int n = cells_inside(rows, cols, min_int(child.y, y2) / 2, min_int(child.x, x2) / 2, s / 2);
@@ -147,6 +162,7 @@ TILESIM_HD GridPoint hilbert_point(int rows, int cols, int linear) {
 TILESIM_HD int expert_of_row(const TileSpace& space, int row) {
   int lo = 0, hi = space.experts - 1;
   while (lo < hi) {
+    TILESIM_LOOP_TRIP();
     const int mid = (lo + hi + 1) / 2;
     if (space.row_offsets[mid] <= row)
       lo = mid;
@@ -163,7 +179,10 @@ TILESIM_HD int expert_rows(const TileSpace& space, int e) {
 // Tiles in the first `rounds` rounds of the interleaved order.
 TILESIM_HD int interleaved_tiles_before(const TileSpace& space, int rounds) {
   int rows = 0;
-  for (int e = 0; e < space.experts; ++e) rows += min_int(expert_rows(space, e), rounds);
+  for (int e = 0; e < space.experts; ++e) {
+    TILESIM_LOOP_TRIP();
+    rows += min_int(expert_rows(space, e), rounds);
+  }
   return rows * space.tile_cols;
 }
 
@@ -171,6 +190,7 @@ TILESIM_HD GridPoint interleaved_point(const TileSpace& space, int linear) {
   // Largest round r with tiles_before(r) <= linear, by binary search over rounds.
   int lo = 0, hi = space.tile_rows;
   while (lo < hi) {
+    TILESIM_LOOP_TRIP();
     const int mid = (lo + hi + 1) / 2;
     if (interleaved_tiles_before(space, mid) <= linear)
       lo = mid;
@@ -183,6 +203,7 @@ TILESIM_HD GridPoint interleaved_point(const TileSpace& space, int linear) {
   const int col = in_round - nth_expert * space.tile_cols;
   int seen = 0;
   for (int e = 0; e < space.experts; ++e) {
+    TILESIM_LOOP_TRIP();
     if (expert_rows(space, e) <= round) continue;
     if (seen == nth_expert) return {space.row_offsets[e] + round, col};
     ++seen;
@@ -193,6 +214,7 @@ TILESIM_HD GridPoint interleaved_point(const TileSpace& space, int linear) {
 TILESIM_HD GridPoint expert_major_point(const TileSpace& space, int group, int linear) {
   int e = 0;
   while (linear >= expert_rows(space, e) * space.tile_cols) {
+    TILESIM_LOOP_TRIP();
     linear -= expert_rows(space, e) * space.tile_cols;
     ++e;
   }
@@ -226,6 +248,13 @@ TILESIM_HD TileIndex tile_at(const LaunchOrder& order, const TileSpace& space, i
   }
   const int e = expert_of_row(space, p.row);
   return {e, p.row, p.row - space.row_offsets[e], p.col};
+}
+
+// Loop trips the kernel's scheduler makes to find the linear-th work item's tile (host only).
+inline long long tile_at_trips(const LaunchOrder& order, const TileSpace& space, int linear) {
+  tile_at_loop_trips = 0;
+  (void)tile_at(order, space, linear);
+  return tile_at_loop_trips;
 }
 
 } // namespace tilesim

@@ -31,6 +31,7 @@ struct WorkItem {
   TileIndex partner{};    // the partner CTA's tile, with a cluster of two
   int rank = 0;           // this CTA's rank in its cluster
   bool store = true;      // false for the partner that pads an odd tile count (computes, never stores)
+  Cycle schedule_cycles = 0; // the kernel's scheduler finding this item's tile(s) before its first load
 };
 
 struct CtaResources {
@@ -44,6 +45,8 @@ public:
   virtual ~KernelModel() = default;
   virtual int tile_count() const = 0;
   virtual TileIndex tile(int linear) const = 0;
+  // Loop trips of the scheduler's tile_at for the linear-th work item (tile_at_trips).
+  virtual long long tile_lookup_trips(int linear) const = 0;
   virtual int k_steps() const = 0;
   // Boxes this CTA's producer loads for K step `k` of `item` (appended to `out`).
   virtual void load_boxes(const WorkItem& item, int k, std::vector<OperandBox>& out) const = 0;

@@ -138,6 +138,10 @@ GpuProfile load_gpu_profile_file(const std::string& path) {
   const JsonFields launch = f.object("launch");
   p.launch.cta_launch_cycles = sourced(launch, "cta_launch_cycles", 0, 1e6);
   p.launch.kernel_launch_overhead_us = sourced(launch, "kernel_launch_overhead_us", 0, 1e4);
+
+  const JsonFields scheduler = f.object("tile_scheduler");
+  p.tile_scheduler.cycles_per_call = sourced(scheduler, "cycles_per_call", 0, 1e7);
+  p.tile_scheduler.cycles_per_loop_trip = sourced(scheduler, "cycles_per_loop_trip", 0, 1e5);
   return p;
 }
 

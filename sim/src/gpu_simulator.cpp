@@ -34,6 +34,11 @@ struct Cta {
   // half of the shared tile into both CTAs): kernels/grouped_gemm_kernel.cuh.
   int partner = -1;
   std::vector<Cycle> stage_ready;
+  // The producer finds a tile (TileScheduler::next) after issuing the previous tile's last load,
+  // and issues the tile's first load no earlier than that lookup is done.
+  Cycle last_issue = 0;
+  long long scheduled_tiles = 0;
+  Cycle schedule_done = 0;
   bool producer_pending = false;
   bool consumer_waiting = false;
   Cycle tile_begin = 0;
@@ -107,10 +112,18 @@ WorkItem Simulation::work_item(int item) const {
   w.linear = std::min(item, tiles_ - 1);
   w.tile = model_->tile(w.linear);
   w.store = item < tiles_;
+  // The kernel's TileScheduler calls tile_at for each tile of the pair that exists.
+  const auto lookup_cycles = [&](int linear) {
+    return gpu_.tile_scheduler.cycles_per_call +
+           gpu_.tile_scheduler.cycles_per_loop_trip * static_cast<double>(model_->tile_lookup_trips(linear));
+  };
+  w.schedule_cycles = lookup_cycles(w.linear);
   if (spec_.cluster == 2) {
     w.rank = item % 2;
     w.has_partner = true;
-    w.partner = model_->tile(std::min(item ^ 1, tiles_ - 1));
+    const int partner = item ^ 1;
+    w.partner = model_->tile(std::min(partner, tiles_ - 1));
+    if (partner < tiles_) w.schedule_cycles += lookup_cycles(partner);
   }
   return w;
 }
@@ -121,6 +134,7 @@ void Simulation::launch_cta(Cycle t, int sm, std::vector<WorkItem> tiles) {
   cta.tiles = std::move(tiles);
   cta.stage_ready.assign(spec_.stages, 0);
   cta.tile_begin = t;
+  cta.last_issue = t;
   ctas_.push_back(std::move(cta));
   const int id = static_cast<int>(ctas_.size()) - 1;
   events_.push(t, {EventKind::producer_issue, id});
@@ -141,6 +155,15 @@ void Simulation::producer_issue(Cycle t, int id) {
       return;
     }
     const WorkItem& item = c.tiles[c.issued / k_steps_];
+    if (c.issued / k_steps_ == c.scheduled_tiles) {
+      c.schedule_done = c.last_issue + item.schedule_cycles;
+      ++c.scheduled_tiles;
+    }
+    if (c.schedule_done > t) {
+      events_.push(c.schedule_done, {EventKind::producer_issue, id});
+      c.producer_pending = true;
+      return;
+    }
     const int linear = item.linear;
     boxes_.clear();
     model_->load_boxes(item, static_cast<int>(c.issued % k_steps_), boxes_);
@@ -154,6 +177,7 @@ void Simulation::producer_issue(Cycle t, int id) {
     }
     if (model_->uses_tma()) ready += gpu_.tma.latency_cycles;
     sm.load_unit_free = issue_done;
+    c.last_issue = issue_done;
     c.stage_ready[c.issued % spec_.stages] = ready;
     ++c.issued;
     wake_consumer(t, id);

@@ -111,3 +111,21 @@ TEST_CASE("launch order names round-trip and bad names are refused") {
   CHECK_THROWS_WITH(parse_launch_order("hilbert:4"), Catch::Contains("takes no"));
   CHECK(all_launch_orders(false).size() == 7);
 }
+
+TEST_CASE("tile_at_trips counts the scheduler's loop trips") {
+  const std::vector<int> one_row_each = prefix(std::vector<int>(128, 1));
+  const TileSpace experts{one_row_each.data(), 128, 128, 8};
+  const std::vector<int> dense_rows = prefix({64});
+  const TileSpace dense{dense_rows.data(), 1, 64, 64};
+  // row_major divides: no loop but the binary search for the expert, none for one expert.
+  CHECK(tile_at_trips({LaunchOrderKind::row_major, 8}, dense, 1000) == 0);
+  CHECK(tile_at_trips({LaunchOrderKind::row_major, 8}, experts, 500) == 7); // log2(128) search steps
+  // morton on 64 x 64: 6 levels of at most 4 quadrants, plus finding the enclosing square.
+  const long long morton = tile_at_trips({LaunchOrderKind::morton, 8}, dense, 4095);
+  CHECK(morton > 6);
+  CHECK(morton <= 6 * 4 + 7);
+  // interleaved: every step of the search over 128 rounds walks all 128 experts.
+  CHECK(tile_at_trips({LaunchOrderKind::interleaved, 8}, experts, 1000) > 7 * 128);
+  // expert_major walks the experts before the tile's own.
+  CHECK(tile_at_trips({LaunchOrderKind::expert_major, 8}, experts, 8 * 100 + 3) == 100 + 7);
+}

@@ -87,3 +87,23 @@ TEST_CASE("launch order changes L2 reuse: grouped_m beats row_major on DRAM read
   CHECK(grouped.dram_read_bytes < row.dram_read_bytes);
   CHECK(grouped.l2_hit_rate > row.l2_hit_rate);
 }
+
+TEST_CASE("the tile scheduler's lookups cost time: interleaved over 128 experts trails row_major on the same tiles") {
+  const GpuProfile h100 = load_gpu_profile("h100");
+  nlohmann::json j{{"name", "e128"}, {"kind", "grouped_gemm"}, {"dtype", "bf16"},
+                   {"experts", nlohmann::json::array()}, {"n", 1024}, {"k", 1024},
+                   {"layout", {{"a", "row"}, {"b", "col"}}}, {"tile", {{"m", 128}, {"n", 128}, {"k", 64}}},
+                   {"stages", 4}, {"warps", 12}, {"persistent", false}, {"order", "row_major"}};
+  for (int e = 0; e < 128; ++e) j["experts"].push_back({{"m", 128}});
+  const KernelSpec row_major = parse_kernel_spec(j, "test");
+  j["order"] = "interleaved"; // one tile row per expert: the very same sequence of tiles
+  const KernelSpec interleaved = parse_kernel_spec(j, "test");
+  const KernelResult a = simulate(h100, row_major, {.record_tiles = false, .progress = {}});
+  const KernelResult b = simulate(h100, interleaved, {.record_tiles = false, .progress = {}});
+  CHECK(b.dram_read_bytes == Approx(a.dram_read_bytes).epsilon(0.01)); // timing moves a few evictions
+  CHECK(b.time_ms > a.time_ms * 1.02);
+  GpuProfile free_scheduler = h100;
+  free_scheduler.tile_scheduler = {};
+  const KernelResult c = simulate(free_scheduler, interleaved, {.record_tiles = false, .progress = {}});
+  CHECK(c.time_ms == Approx(simulate(free_scheduler, row_major, {.record_tiles = false, .progress = {}}).time_ms));
+}
