@@ -13,6 +13,7 @@
 //      differences are taken; ns come from the SM clock measured separately (clock64 vs %globaltimer).
 // Output: one JSON object.
 #include "check_cuda.cuh"
+#include "report_text.h"
 
 #include <cuda_runtime.h>
 
@@ -25,6 +26,8 @@
 #include <vector>
 
 namespace {
+
+using microbench::format;
 
 constexpr const char* kProgram = "launch_overhead";
 
@@ -80,17 +83,6 @@ __global__ void cta_start_kernel(CtaRecord* records) {
   records[blockIdx.x] = {c0, clock64(), g0, sm, 0};
 }
 
-// printf into a std::string: JSON fragments of any length.
-__attribute__((format(printf, 1, 2))) std::string format(const char* fmt, ...) {
-  va_list args, copy;
-  va_start(args, fmt);
-  va_copy(copy, args);
-  std::string s(std::max(0, std::vsnprintf(nullptr, 0, fmt, copy)), '\0');
-  va_end(copy);
-  std::vsnprintf(s.data(), s.size() + 1, fmt, args);
-  va_end(args);
-  return s;
-}
 
 template <class T> double median(std::vector<T> v) {
   if (v.empty()) return 0.0;

@@ -11,6 +11,7 @@
 // %globaltimer). A wait that never completes gives up after ~0.2 s and is reported as an error.
 // Output: one JSON object.
 #include "check_cuda.cuh"
+#include "report_text.h"
 #include "kernels/ptx_wrappers.cuh"
 
 #include <cuda.h>
@@ -25,6 +26,9 @@
 #include <vector>
 
 namespace {
+
+using microbench::format;
+using microbench::median;
 
 constexpr const char* kProgram = "tma_latency";
 namespace ptx = tilesim::kernels::ptx;
@@ -172,22 +176,6 @@ bool encode_box_map(CUtensorMap& map, void* base, int box_rows, std::string& err
   return true;
 }
 
-// printf into a std::string: JSON fragments of any length.
-__attribute__((format(printf, 1, 2))) std::string format(const char* fmt, ...) {
-  va_list args, copy;
-  va_start(args, fmt);
-  va_copy(copy, args);
-  std::string s(std::max(0, std::vsnprintf(nullptr, 0, fmt, copy)), '\0');
-  va_end(copy);
-  std::vsnprintf(s.data(), s.size() + 1, fmt, args);
-  va_end(args);
-  return s;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 struct Device {
   char* tensor;

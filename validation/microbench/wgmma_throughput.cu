@@ -6,6 +6,7 @@
 // Each configuration runs in a child process (this program with --config i), so an instruction the
 // GPU rejects becomes an error entry and the others still run. Output: one JSON object.
 #include "check_cuda.cuh"
+#include "report_text.h"
 #include "kernels/ptx_wrappers.cuh"
 #include "kernels/wgmma.cuh"
 
@@ -23,6 +24,9 @@
 #include <vector>
 
 namespace {
+
+using microbench::format;
+using microbench::median;
 
 constexpr const char* kProgram = "wgmma_throughput";
 namespace ptx = tilesim::kernels::ptx;
@@ -173,22 +177,6 @@ std::vector<Config> configs() {
   return list;
 }
 
-// printf into a std::string: JSON fragments of any length.
-__attribute__((format(printf, 1, 2))) std::string format(const char* fmt, ...) {
-  va_list args, copy;
-  va_start(args, fmt);
-  va_copy(copy, args);
-  std::string s(std::max(0, std::vsnprintf(nullptr, 0, fmt, copy)), '\0');
-  va_end(copy);
-  std::vsnprintf(s.data(), s.size() + 1, fmt, args);
-  va_end(args);
-  return s;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 cudaDeviceProp device_or_exit() {
   cudaDeviceProp prop{};
