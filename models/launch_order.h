@@ -250,10 +250,13 @@ TILESIM_HD TileIndex tile_at(const LaunchOrder& order, const TileSpace& space, i
   return {e, p.row, p.row - space.row_offsets[e], p.col};
 }
 
-// Loop trips the kernel's scheduler makes to find the linear-th work item's tile (host only).
-inline long long tile_at_trips(const LaunchOrder& order, const TileSpace& space, int linear) {
+// Loop trips the kernel's scheduler makes to find the linear-th work item's tile (host only);
+// the tile itself goes to `tile` when given.
+inline long long tile_at_trips(const LaunchOrder& order, const TileSpace& space, int linear,
+                               TileIndex* tile = nullptr) {
   tile_at_loop_trips = 0;
-  (void)tile_at(order, space, linear);
+  const TileIndex t = tile_at(order, space, linear);
+  if (tile) *tile = t;
   return tile_at_loop_trips;
 }
 

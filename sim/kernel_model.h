@@ -34,6 +34,11 @@ struct WorkItem {
   Cycle schedule_cycles = 0; // the kernel's scheduler finding this item's tile(s) before its first load
 };
 
+struct TileLookup {
+  TileIndex tile{};
+  long long loop_trips = 0;
+};
+
 struct CtaResources {
   int threads = 0;
   int registers_per_thread = 0;
@@ -44,9 +49,9 @@ class KernelModel {
 public:
   virtual ~KernelModel() = default;
   virtual int tile_count() const = 0;
-  virtual TileIndex tile(int linear) const = 0;
-  // Loop trips of the scheduler's tile_at for the linear-th work item (tile_at_trips).
-  virtual long long tile_lookup_trips(int linear) const = 0;
+  // The linear-th work item's tile, and the loop trips the kernel's scheduler makes to find it
+  // (tile_at_trips).
+  virtual TileLookup lookup_tile(int linear) const = 0;
   virtual int k_steps() const = 0;
   // Boxes this CTA's producer loads for K step `k` of `item` (appended to `out`).
   virtual void load_boxes(const WorkItem& item, int k, std::vector<OperandBox>& out) const = 0;

@@ -70,8 +70,11 @@ public:
   }
 
   int tile_count() const override { return tilesim::tile_count(space_); }
-  TileIndex tile(int linear) const override { return tile_at(spec_.order, space_, linear); }
-  long long tile_lookup_trips(int linear) const override { return tile_at_trips(spec_.order, space_, linear); }
+  TileLookup lookup_tile(int linear) const override {
+    TileLookup l;
+    l.loop_trips = tile_at_trips(spec_.order, space_, linear, &l.tile);
+    return l;
+  }
   int k_steps() const override { return (spec_.k + spec_.tile.k - 1) / spec_.tile.k; }
 
   void load_boxes(const WorkItem& item, int k, std::vector<OperandBox>& out) const override {

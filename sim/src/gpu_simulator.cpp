@@ -110,20 +110,21 @@ Cycle Simulation::issue_cost(const Box& box) const {
 WorkItem Simulation::work_item(int item) const {
   WorkItem w;
   w.linear = std::min(item, tiles_ - 1);
-  w.tile = model_->tile(w.linear);
   w.store = item < tiles_;
   // The kernel's TileScheduler calls tile_at for each tile of the pair that exists.
-  const auto lookup_cycles = [&](int linear) {
-    return gpu_.tile_scheduler.cycles_per_call +
-           gpu_.tile_scheduler.cycles_per_loop_trip * static_cast<double>(model_->tile_lookup_trips(linear));
+  const auto lookup_cycles = [&](const TileLookup& l) {
+    return gpu_.tile_scheduler.cycles_per_call + gpu_.tile_scheduler.cycles_per_loop_trip * static_cast<double>(l.loop_trips);
   };
-  w.schedule_cycles = lookup_cycles(w.linear);
+  const TileLookup own = model_->lookup_tile(w.linear);
+  w.tile = own.tile;
+  w.schedule_cycles = lookup_cycles(own);
   if (spec_.cluster == 2) {
     w.rank = item % 2;
     w.has_partner = true;
     const int partner = item ^ 1;
-    w.partner = model_->tile(std::min(partner, tiles_ - 1));
-    if (partner < tiles_) w.schedule_cycles += lookup_cycles(partner);
+    const TileLookup other = model_->lookup_tile(std::min(partner, tiles_ - 1));
+    w.partner = other.tile;
+    if (partner < tiles_) w.schedule_cycles += lookup_cycles(other);
   }
   return w;
 }
