@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Builds and runs the compute/launch microbenchmarks (wgmma_throughput, tma_latency,
-# launch_overhead) on a GPU machine; writes OUT_DIR/<name>.json (OUT_DIR defaults to
+# Builds and runs microbenchmarks on a GPU machine (NAMEs; by default wgmma_throughput, tma_latency
+# and launch_overhead); writes OUT_DIR/<name>.json (OUT_DIR defaults to
 # validation/data/h100/microbench) with its provenance, and prints each. One that fails to build,
 # crashes or hangs is reported and the others still run; the exit status is non-zero if any failed.
-# Usage, from the repository root: bash validation/microbench/run_compute_microbench.sh [OUT_DIR]
+# Usage, from the repository root: bash validation/microbench/run_compute_microbench.sh [OUT_DIR [NAME...]]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -15,10 +15,15 @@ nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 flags="-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a" # as validation/microbench/CMakeLists.txt
 driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n1)
 status=0
-for name in wgmma_throughput tma_latency launch_overhead; do
+names=("${@:2}")
+[ ${#names[@]} -gt 0 ] || names=(wgmma_throughput tma_latency launch_overhead)
+for name in "${names[@]}"; do
   echo "== $name" >&2
+  sources=("$here/$name.cu")
+  # tma_latency makes its tensor maps with the kernels' own maker.
+  [ "$name" = tma_latency ] && sources+=("$root/kernels/tensor_maps.cu")
   # shellcheck disable=SC2086
-  if ! "$nvcc" $flags -I"$root" -o "$tmp/$name" "$here/$name.cu"; then
+  if ! "$nvcc" $flags -I"$root" -o "$tmp/$name" "${sources[@]}"; then
     echo "$name: build failed" >&2
     status=1
     continue

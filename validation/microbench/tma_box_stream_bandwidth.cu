@@ -8,8 +8,7 @@
 // the L2 has been flushed. Elapsed time is the latest %globaltimer end minus the earliest start
 // over the CTAs. Output: one JSON object on stdout.
 #include "check_cuda.cuh"
-// Relative path: this folder's CMake target does not put the repository root on the include path.
-#include "../../kernels/ptx_wrappers.cuh"
+#include "kernels/ptx_wrappers.cuh"
 
 #include <cuda.h>
 #include <cudaTypedefs.h> // PFN_cuTensorMapEncodeTiled

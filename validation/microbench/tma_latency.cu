@@ -12,10 +12,11 @@
 // Output: one JSON object.
 #include "check_cuda.cuh"
 #include "report_text.h"
+#include "kernels/grouped_gemm.h"
 #include "kernels/ptx_wrappers.cuh"
+#include "kernels/tensor_maps.h"
 
 #include <cuda.h>
-#include <cudaTypedefs.h> // PFN_cuTensorMapEncodeTiled
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -156,26 +157,16 @@ __global__ void evict(const uint4* buffer, size_t n, uint4* sink) {
   if (x == 0x12345678u) sink[0].x = x;
 }
 
-// The driver's encoder through the runtime (as kernels/tensor_maps.cu), so no -lcuda is needed.
+// The project's one tensor-map maker, as the GEMM uses it (128B swizzle, 256-byte L2 promotion).
 bool encode_box_map(CUtensorMap& map, void* base, int box_rows, std::string& error) {
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult query{};
-  if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &query) !=
-          cudaSuccess ||
-      query != cudaDriverEntryPointSuccess || fn == nullptr)
-    return error = "cudaGetDriverEntryPointByVersion(cuTensorMapEncodeTiled) failed", false;
-  const cuuint64_t dims[2] = {kCols, kRows};
-  const cuuint64_t strides[1] = {kRowBytes};
-  const cuuint32_t box[2] = {64, static_cast<cuuint32_t>(box_rows)};
-  const cuuint32_t element_strides[2] = {1, 1};
-  const CUresult res = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn)(
-      &map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, base, dims, strides, box, element_strides,
-      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (res != CUDA_SUCCESS) return error = "cuTensorMapEncodeTiled returned " + std::to_string(int(res)), false;
-  return true;
+  try {
+    map = tilesim::kernels::make_bf16_tensor_map_2d(base, kRows, kCols, box_rows, 64);
+    return true;
+  } catch (const tilesim::kernels::KernelError& e) {
+    error = e.what();
+    return false;
+  }
 }
-
 
 struct Device {
   char* tensor;
