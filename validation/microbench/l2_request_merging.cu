@@ -1,8 +1,8 @@
 // Does the L2 look a line up once per request, or once for requests that arrive together?
-// The GEMM dataset says the latter may happen: on E=8x2048 persistent row_major the SMs receive
-// 352.3 M sectors by TMA (14.7 M multicast requests of 128 B among them: 293.6 M requested) while
-// the L2 counts 258-266 M read lookups from them (lts__t_sectors_srcunit_tex_op_read), with the
-// 256-byte promotion adding lookups rather than removing them.
+// The GEMMs say it may skip some: on dense 4096^3 persistent row_major the SMs request 41.9 M
+// sectors by TMA (l1tex__m_xbar2l1tex_read_sectors_..._tma_ld, multicast counted once) while the L2
+// counts 34.6 M read lookups from them (lts__t_sectors_srcunit_tex_op_read), although the 256-byte
+// promotion adds lookups (data/h100/microbench/l2_counter_by_order.csv).
 //
 // Probe: every SM (one CTA each, released together by a grid-wide start flag) walks the same
 // 8 MB region of 16 KB boxes (2-D TMA loads, 128 rows x 64 bf16, the kernels' own tensor map with
