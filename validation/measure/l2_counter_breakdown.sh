@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # What the L2 counters behind the dataset's hit rate count: ncu reads every lts__t_sectors counter
 # split by source unit (the SM's TEX/TMA path, the fabric between the two L2 partitions, ...) and by
-# lookup outcome, over kernels whose traffic is known by construction: a streaming copy (every read
-# misses, every write is new) and two calibration GEMMs (one DRAM-streaming, one L2-resident).
+# lookup outcome, beside the SMs' own TMA traffic, over kernels whose traffic is known by
+# construction: a streaming copy (every read misses, every write is new) and GEMMs (by default two
+# calibration GEMMs, one DRAM-streaming and one L2-resident).
 #
 #   validation/measure/l2_counter_breakdown.sh TILESIM_MEASURE OUT_CSV [GEMM_IDS] [--no-copy]
 #

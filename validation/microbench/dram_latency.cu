@@ -2,6 +2,7 @@
 // over a buffer far larger than the L2, right after the L2 has been flushed, so every load misses.
 // Also reports the SM clock over the chase (clock64 against %globaltimer). Output: JSON.
 #include "check_cuda.cuh"
+#include "l2_evict.cuh"
 
 #include <cuda_runtime.h>
 
@@ -33,12 +34,6 @@ __global__ void chase(const unsigned* next, int steps, unsigned long long* out) 
   out[2] = i;
 }
 
-__global__ void evict(const uint4* buffer, std::size_t n, uint4* sink) {
-  unsigned x = 0;
-  for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) x ^= __ldcg(buffer + i).x;
-  if (x == 0x12345678u) sink[0].x = x;
-}
-
 } // namespace
 
 int main() {
@@ -65,7 +60,7 @@ int main() {
   std::printf("{\n \"gpu\": \"%s\", \"span_bytes\": %zu, \"stride_bytes\": %zu, \"steps\": %d,\n \"runs\": [", prop.name,
               slots * kStrideWords * sizeof(unsigned), kStrideWords * sizeof(unsigned), kSteps);
   for (int run = 0; run < 5; ++run) {
-    evict<<<prop.multiProcessorCount * 4, 256>>>(evict_buffer, evict_bytes / sizeof(uint4), evict_buffer);
+    microbench::evict_l2<<<prop.multiProcessorCount * 4, 256>>>(evict_buffer, evict_bytes / sizeof(uint4), evict_buffer);
     chase<<<1, 1>>>(next, kSteps, out);
     CHECK_CUDA(cudaDeviceSynchronize());
     unsigned long long h[3];

@@ -3,6 +3,7 @@
 // find which L2 partition each SM is attached to: it found instead two fixed latency classes of
 // SMs (by TPC), the same whichever SM loaded the lines (validation/NOTES.md). Output: JSON.
 #include "check_cuda.cuh"
+#include "l2_evict.cuh"
 
 #include <cuda_runtime.h>
 
@@ -39,15 +40,6 @@ __global__ void chase_on_sm(const unsigned* next, int sm, int steps, unsigned lo
   sink[0] = i + reserve[0];
 }
 
-__global__ void evict(const uint4* buffer, size_t n, uint4* sink) {
-  uint4 acc{0, 0, 0, 0};
-  for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-    const uint4 v = __ldcg(buffer + i);
-    acc.x ^= v.x;
-  }
-  if (acc.x == 0x12345678u) sink[0] = acc;
-}
-
 } // namespace
 
 int main(int argc, char** argv) {
@@ -78,7 +70,7 @@ int main(int argc, char** argv) {
 
   std::printf("{\n \"gpu\": \"%s\", \"reference_sm\": %d, \"lines\": %d,\n \"mean_cycles_per_load\": [", prop.name, ref, kLines);
   for (int sm = 0; sm < sms; ++sm) {
-    evict<<<sms * 4, 256>>>(evict_buffer, evict_bytes / sizeof(uint4), reinterpret_cast<uint4*>(sink));
+    microbench::evict_l2<<<sms * 4, 256>>>(evict_buffer, evict_bytes / sizeof(uint4), reinterpret_cast<uint4*>(sink));
     chase_on_sm<<<sms, 32, smem>>>(next, ref, kLines, cycles, sink); // ref brings every line into L2
     chase_on_sm<<<sms, 32, smem>>>(next, sm, kLines, cycles, sink);
     CHECK_CUDA(cudaDeviceSynchronize());

@@ -16,6 +16,7 @@
 // lookups per requested sector show which requests are merged. The L2 is flushed before each.
 // Output: one JSON object on stdout listing the launches in order (the ncu rows follow it).
 #include "check_cuda.cuh"
+#include "l2_evict.cuh"
 #include "kernels/grouped_gemm.h"
 #include "kernels/ptx_wrappers.cuh"
 #include "kernels/tensor_maps.h"
@@ -72,13 +73,6 @@ __global__ void shared_walk(const __grid_constant__ CUtensorMap map, int boxes, 
   if (ring[threadIdx.x] == 0x5b) atomicAdd(sink, 1u); // keeps the loads observable
 }
 
-// Reads `n` uint4 with L2-only loads: evicts the region from the L2 (a buffer 4x its size).
-__global__ void touch(const uint4* buffer, size_t n, unsigned* sink) {
-  unsigned x = 0;
-  for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) x ^= __ldcg(buffer + i).x;
-  if (x == 0x12345678u) atomicAdd(sink, x);
-}
-
 } // namespace
 
 int main() {
@@ -93,7 +87,7 @@ int main() {
   const size_t tensor_bytes = static_cast<size_t>(kRows) * kCols * 2;
   const size_t evict_bytes = 4 * static_cast<size_t>(prop.l2CacheSize);
   void* tensor = nullptr;
-  void* evict = nullptr;
+  uint4* evict = nullptr;
   unsigned* counters = nullptr;
   CHECK_CUDA(cudaMalloc(&tensor, tensor_bytes));
   CHECK_CUDA(cudaMalloc(&evict, evict_bytes));
@@ -103,7 +97,7 @@ int main() {
   CUtensorMap map;
   try {
     map = tilesim::kernels::make_bf16_tensor_map_2d(tensor, kRows, kCols, kBoxRows, 64);
-  } catch (const std::exception& e) {
+  } catch (const tilesim::kernels::KernelError& e) {
     std::fprintf(stderr, "%s: %s\n", kProgram, e.what());
     return 1;
   }
@@ -124,7 +118,7 @@ int main() {
               " \"requested_sectors_per_launch\": %lld,\n \"launches\": [",
               prop.name, sms, kBoxBytes, boxes, steps, static_cast<long long>(sms) * steps * (kBoxBytes / 32));
   for (size_t i = 0; i < launches.size(); ++i) {
-    touch<<<sms * 4, 256>>>(static_cast<const uint4*>(evict), evict_bytes / sizeof(uint4), counters + 1);
+    microbench::evict_l2<<<sms * 4, 256>>>(evict, evict_bytes / sizeof(uint4), evict);
     CHECK_CUDA(cudaMemset(counters, 0, sizeof(unsigned)));
     shared_walk<<<sms, 32, smem>>>(map, boxes, steps, launches[i].lag, launches[i].in_flight, counters, counters + 1);
     CHECK_CUDA(cudaGetLastError());

@@ -11,6 +11,7 @@
 // %globaltimer). A wait that never completes gives up after ~0.2 s and is reported as an error.
 // Output: one JSON object.
 #include "check_cuda.cuh"
+#include "l2_evict.cuh"
 #include "report_text.h"
 #include "kernels/grouped_gemm.h"
 #include "kernels/ptx_wrappers.cuh"
@@ -151,11 +152,6 @@ __global__ void load_throughput(const __grid_constant__ CUtensorMap map, int box
   }
 }
 
-__global__ void evict(const uint4* buffer, size_t n, uint4* sink) {
-  unsigned x = 0;
-  for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) x ^= __ldcg(buffer + i).x;
-  if (x == 0x12345678u) sink[0].x = x;
-}
 
 // The project's one tensor-map maker, as the GEMM uses it (128B swizzle, 256-byte L2 promotion).
 bool encode_box_map(CUtensorMap& map, void* base, int box_rows, std::string& error) {
@@ -194,7 +190,7 @@ std::string latency_entry(const Device& d, const CUtensorMap& map, const std::st
                             (dram ? "dram_miss" : "l2_hit") + "\"";
   if (!one_d && !map_error.empty()) return label + ", \"error\": \"" + map_error + "\"}";
   TRY(cudaMemset(d.timed_out, 0, sizeof(int)));
-  if (dram) evict<<<d.sms * 4, 256>>>(d.evict_buffer, d.evict_bytes / sizeof(uint4), d.evict_buffer);
+  if (dram) microbench::evict_l2<<<d.sms * 4, 256>>>(d.evict_buffer, d.evict_bytes / sizeof(uint4), d.evict_buffer);
   // DRAM: sample 0 also pays for the descriptor and is dropped; L2: the first pass loads the boxes.
   const int count = kSamples + (dram ? 1 : 0);
   load_latency<<<1, 32, 32768 + 1024>>>(map, d.tensor, bytes, one_d, count, dram ? 1 : 2, dram, d.out, d.timed_out);
