@@ -24,6 +24,11 @@ struct SmProfile {
   int int32_lanes = 0;
   // The SM each CTA of a fresh launch lands on, in blockIdx order (measured); empty: SM b.
   std::vector<int> dispatch_order;
+  // The same for launches in clusters of two CTAs, which the block scheduler places otherwise.
+  std::vector<int> cluster_dispatch_order;
+  // The GPC of each SM (measured); empty: unknown. The L2 request coalescer merges the reads of
+  // one GPC's SMs (sim/request_coalescer.h).
+  std::vector<int> gpc;
 };
 
 struct TensorRates { // dense FLOPs per SM cycle; 0 where the architecture lacks the type
@@ -41,6 +46,10 @@ struct L2Profile {
   double far_hit_extra_latency_cycles = 0;
   double bandwidth_bytes_per_s = 0; // the L2 runs on its own clock
   std::string replacement;
+  // The L2 request coalescer (sim/request_coalescer.h), one per GPC: lines it holds and their
+  // associativity; 0 lines: none modelled (no measurement for this GPU; needs sm.gpc).
+  int coalescer_lines_per_gpc = 0;
+  int coalescer_ways = 1;
   // The partition each SM reads through (measured); empty: SMs split in contiguous id ranges.
   std::vector<int> sm_partition;
 };

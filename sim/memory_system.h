@@ -23,6 +23,7 @@
 
 #include "models/gpu_profile.h"
 #include "sim/bandwidth_server.h"
+#include "sim/request_coalescer.h"
 #include "sim/sectored_cache.h"
 #include "sim/units.h"
 
@@ -55,6 +56,7 @@ struct MemoryTotals {
   long long fabric_promotion_sectors = 0; // promoted lookups in the home partition (srcunit_ltcfabric, neither read nor write)
   long long fabric_promotion_hit_sectors = 0;
   long long write_sectors = 0;         // store lookups at the SM's partition and again at a home across; all hit
+  long long coalesced_read_sectors = 0; // reads served by the request coalescer, without a lookup (sim/request_coalescer.h)
   ByteCount dram_read_bytes = 0;
   ByteCount dram_write_bytes = 0;
   // All L2 tag lookups, and those that hit: lts__t_sector_hit_rate. A store never misses: it
@@ -87,7 +89,9 @@ private:
     SectorMask sectors;
   };
   struct BoxOutcome {
-    long long l2_sectors = 0;   // sectors served by the L2, near or far
+    long long l2_sectors = 0;   // sectors served by the L2, near or far, or by its request coalescer
+    long long coalesced_sectors = 0; // of which by the coalescer
+    Cycle coalesced_ready = 0;       // when the last of those arrives
     long long far_sectors = 0;  // of which over the fabric
     long long dram_sectors = 0;
     long long promoted_dram_sectors = 0; // fetched by promotion, for lines the box did not ask for
@@ -98,10 +102,12 @@ private:
     const std::uint64_t block = line >> 1; // the 256-byte block
     return static_cast<int>(((block * 0xD6E8FEB86659FD93ull) >> 40) % static_cast<std::uint64_t>(partitions_.size()));
   }
-  BoxOutcome read_lines(int partition, bool promote);
+  BoxOutcome read_lines(int partition, const RequestCoalescer& coalescer, bool promote);
   BoxOutcome write_lines(int partition);
 
   std::vector<SectoredCache> partitions_;
+  std::vector<RequestCoalescer> coalescers_; // one per GPC
+  std::vector<int> gpc_of_sm_;
   std::vector<int> partition_of_sm_;
   BandwidthServer l2_bandwidth_;
   BandwidthServer dram_;
@@ -112,7 +118,8 @@ private:
   Cycle far_latency_;
   Cycle dram_latency_;
   MemoryTotals totals_;
-  std::vector<LineRequest> lines_; // scratch
+  std::vector<LineRequest> lines_;      // scratch
+  std::vector<LineRequest> looked_up_;  // scratch: the lines of a box that the tags served
 };
 
 } // namespace tilesim

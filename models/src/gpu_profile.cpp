@@ -94,6 +94,11 @@ GpuProfile load_gpu_profile_file(const std::string& path) {
   if (!p.sm.dispatch_order.empty() &&
       std::set<int>(p.sm.dispatch_order.begin(), p.sm.dispatch_order.end()).size() != p.sm.dispatch_order.size())
     sm.object("dispatch_order").fail("value", "names an SM twice", "list every SM once");
+  p.sm.cluster_dispatch_order = sourced_list(sm, "cluster_dispatch_order", p.sm.count, p.sm.count);
+  if (!p.sm.cluster_dispatch_order.empty() &&
+      std::set<int>(p.sm.cluster_dispatch_order.begin(), p.sm.cluster_dispatch_order.end()).size() != p.sm.cluster_dispatch_order.size())
+    sm.object("cluster_dispatch_order").fail("value", "names an SM twice", "list every SM once");
+  p.sm.gpc = sourced_list(sm, "gpc", p.sm.count, p.sm.count);
 
   const JsonFields t = f.object("tensor_flops_per_cycle_per_sm");
   constexpr double kMaxRate = 1 << 20;
@@ -114,6 +119,13 @@ GpuProfile load_gpu_profile_file(const std::string& path) {
   if (p.l2.replacement != "lru")
     l2.fail("replacement", "'" + p.l2.replacement + "' is not a modelled policy", "use \"lru\"");
   p.l2.sm_partition = sourced_list(l2, "sm_partition", p.sm.count, p.l2.partitions);
+  if (l2.has("coalescer_lines_per_gpc")) {
+    p.l2.coalescer_lines_per_gpc = sourced_int(l2, "coalescer_lines_per_gpc", 0, 1 << 24);
+    p.l2.coalescer_ways = sourced_int(l2, "coalescer_ways", 1, 64);
+    if (p.l2.coalescer_lines_per_gpc % p.l2.coalescer_ways != 0)
+      l2.fail("coalescer_lines_per_gpc", "is not a multiple of coalescer_ways", "give whole sets");
+    if (p.sm.gpc.empty()) l2.fail("coalescer_lines_per_gpc", "needs sm.gpc", "give the GPC of every SM");
+  }
   if (!std::has_single_bit(static_cast<unsigned>(p.l2.line_bytes)) ||
       !std::has_single_bit(static_cast<unsigned>(p.l2.sector_bytes)))
     l2.fail("line_bytes", "line and sector sizes must be powers of two", "use 128 and 32");

@@ -68,8 +68,13 @@ public:
 private:
   void launch_cta(Cycle t, int sm, std::vector<WorkItem> tiles);
   WorkItem work_item(int item) const;
-  // The SM the b-th CTA of a wave lands on: the profile's measured dispatch order, else SM b.
-  int sm_of_block(int b) const { return gpu_.sm.dispatch_order.empty() ? b : gpu_.sm.dispatch_order[b]; }
+  // The SM the b-th CTA of a wave lands on: the profile's measured dispatch order (for the
+  // launch's cluster size), else SM b.
+  int sm_of_block(int b) const {
+    const std::vector<int>& order =
+        spec_.cluster > 1 && !gpu_.sm.cluster_dispatch_order.empty() ? gpu_.sm.cluster_dispatch_order : gpu_.sm.dispatch_order;
+    return order.empty() ? b : order[b];
+  }
   void producer_issue(Cycle t, int id);
   void consumer_step(Cycle t, int id);
   void mma_done(Cycle t, int id);
@@ -330,6 +335,7 @@ KernelResult Simulation::result(Cycle end) const {
              {"l2_far_read_hit_sectors", m.far_read_hit_sectors},
              {"l2_fabric_promotion_sectors", m.fabric_promotion_sectors},
              {"l2_write_sectors", m.write_sectors},
+             {"l2_coalesced_read_sectors", m.coalesced_read_sectors},
              {"l2_line_lookups", m.l2_line_lookups}};
   return r;
 }

@@ -24,9 +24,15 @@ MemorySystem::MemorySystem(const GpuProfile& gpu)
       dram_latency_(gpu.dram.latency_ns * gpu.sm.clock_mhz / 1000.0) {
   if (partition_of_sm_.empty())
     for (int sm = 0; sm < gpu.sm.count; ++sm) partition_of_sm_.push_back(sm * gpu.l2.partitions / gpu.sm.count);
-  for (int p = 0; p < gpu.l2.partitions; ++p)
+  for (int p = 0; p < gpu.l2.partitions; ++p) {
     partitions_.emplace_back(CacheGeometry{gpu.l2.size_bytes / gpu.l2.partitions, gpu.l2.line_bytes,
                                            gpu.l2.sector_bytes, gpu.l2.ways});
+  }
+  // Without a GPC map no coalescer is modelled: one disabled coalescer serves every SM.
+  gpc_of_sm_ = gpu.sm.gpc.empty() ? std::vector<int>(gpu.sm.count, 0) : gpu.sm.gpc;
+  const int gpcs = *std::max_element(gpc_of_sm_.begin(), gpc_of_sm_.end()) + 1;
+  const int lines = gpu.sm.gpc.empty() ? 0 : gpu.l2.coalescer_lines_per_gpc;
+  for (int g = 0; g < gpcs; ++g) coalescers_.emplace_back(lines, gpu.l2.coalescer_ways);
 }
 
 void MemorySystem::gather_lines(const Box& box) {
@@ -46,9 +52,10 @@ void MemorySystem::gather_lines(const Box& box) {
   totals_.l2_line_lookups += static_cast<long long>(lines_.size());
 }
 
-MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, bool promote) {
+MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, const RequestCoalescer& coalescer, bool promote) {
   SectoredCache& near = partitions_[partition];
   BoxOutcome out;
+  looked_up_.clear();
   // A line homed across may be looked up there too: its set is prefetched on both sides.
   const auto prefetch = [&](LineAddress line) {
     near.prefetch(line);
@@ -60,6 +67,17 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, bool promote) {
   for (std::size_t i = 0; i < lines_.size(); ++i) {
     if (i + kPrefetchDistance < lines_.size()) prefetch(lines_[i + kPrefetchDistance].line);
     const LineRequest& req = lines_[i];
+    if (coalescer.enabled()) {
+      const Cycle ready = coalescer.merge(req.line, req.sectors);
+      if (ready >= 0) {
+        const int sectors = std::popcount(static_cast<unsigned>(req.sectors));
+        out.l2_sectors += sectors;
+        out.coalesced_sectors += sectors;
+        out.coalesced_ready = std::max(out.coalesced_ready, ready);
+        continue;
+      }
+    }
+    looked_up_.push_back(req);
     const LookupOutcome o = near.read(req.line, req.sectors);
     totals_.sm_read_sectors += o.hit_sectors + o.miss_sectors;
     totals_.near_read_hit_sectors += o.hit_sectors;
@@ -111,15 +129,21 @@ MemorySystem::BoxOutcome MemorySystem::write_lines(int partition) {
 
 Cycle MemorySystem::read_box(Cycle issue, int sm, const Box& box, SectorCount& outcome) {
   gather_lines(box);
-  const BoxOutcome o = read_lines(partition_of_sm_[sm], box.l2_promotion_256b);
+  RequestCoalescer& coalescer = coalescers_[gpc_of_sm_[sm]];
+  const BoxOutcome o = read_lines(partition_of_sm_[sm], coalescer, box.l2_promotion_256b);
   outcome.hits += o.l2_sectors;
   outcome.misses += o.dram_sectors;
+  totals_.coalesced_read_sectors += o.coalesced_sectors;
   const ByteCount dram_bytes = (o.dram_sectors + o.promoted_dram_sectors) << sector_shift_;
   totals_.dram_read_bytes += dram_bytes;
 
-  const ByteCount all_bytes = (o.l2_sectors + o.dram_sectors) << sector_shift_;
-  Cycle done = l2_bandwidth_.serve(issue, all_bytes) + (o.far_sectors > 0 ? far_latency_ : near_latency_);
+  Cycle done = std::max(issue + near_latency_, o.coalesced_ready);
+  const ByteCount looked_up_bytes = (o.l2_sectors - o.coalesced_sectors + o.dram_sectors) << sector_shift_;
+  if (looked_up_bytes > 0)
+    done = std::max(done, l2_bandwidth_.serve(issue, looked_up_bytes) + (o.far_sectors > 0 ? far_latency_ : near_latency_));
   if (dram_bytes > 0) done = std::max(done, dram_.serve(issue, dram_bytes) + dram_latency_);
+  if (coalescer.enabled())
+    for (const LineRequest& req : looked_up_) coalescer.insert(req.line, req.sectors, done);
   return done;
 }
 

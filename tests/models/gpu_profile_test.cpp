@@ -55,6 +55,13 @@ TEST_CASE("malformed profiles name the field") {
     j.erase("tma");
     CHECK_THROWS_WITH(load_gpu_profile_file(write_temp(j)), Catch::Contains("tma: is missing"));
   }
+  SECTION("a request coalescer of partial sets, or without the GPC map it works by") {
+    j["l2"]["coalescer_ways"]["value"] = 3;
+    CHECK_THROWS_WITH(load_gpu_profile_file(write_temp(j)), Catch::Contains("l2.coalescer_lines_per_gpc: is not a multiple"));
+    j["l2"]["coalescer_ways"]["value"] = 4;
+    j["sm"].erase("gpc");
+    CHECK_THROWS_WITH(load_gpu_profile_file(write_temp(j)), Catch::Contains("l2.coalescer_lines_per_gpc: needs sm.gpc"));
+  }
   SECTION("an unknown GPU name") {
     CHECK_THROWS_WITH(load_gpu_profile("v100"), Catch::Contains("no such GPU profile"));
   }

@@ -19,6 +19,7 @@ GpuProfile small_gpu() {
   g.dram.achievable_fraction = 1.0;
   g.dram.latency_ns = 500;
   g.l2.sm_partition.clear(); // SMs in contiguous halves
+  g.l2.coalescer_lines_per_gpc = 0;
   return g;
 }
 
@@ -147,4 +148,40 @@ TEST_CASE("two L2 partitions: promotion of a line homed across happens at its ho
   const long long written = mem.totals().write_sectors - before;
   CHECK(written > 1024); // 1024 sectors, those homed across counted at both partitions
   CHECK(written < 2048);
+}
+
+TEST_CASE("request coalescer: a read of a line another SM of the GPC asked for skips the lookup") {
+  GpuProfile g = small_gpu();
+  g.l2.coalescer_lines_per_gpc = 1024;
+  g.sm.gpc.assign(g.sm.count, 0);
+  g.sm.gpc[3] = 1;
+  MemorySystem mem(g);
+  SectorCount c;
+  const Box box{0, 128, 128, 64};
+  CHECK(mem.read_box(0, 0, box, c) == Approx(128 + 500)); // from DRAM
+  // Still in flight: merged, and its data comes with the first request's.
+  CHECK(mem.read_box(100, 1, box, c) == Approx(128 + 500));
+  CHECK(mem.read_box(700, 2, box, c) == Approx(700 + 200)); // answered: no L2 bandwidth either
+  CHECK(mem.totals().sm_read_sectors == 256);
+  CHECK(mem.totals().coalesced_read_sectors == 2 * 256);
+  CHECK(c.hits == 2 * 256);
+  mem.read_box(800, 3, box, c); // another GPC: looked up
+  CHECK(mem.totals().sm_read_sectors == 2 * 256);
+  CHECK(mem.totals().dram_read_bytes == 64 * 128);
+}
+
+TEST_CASE("request coalescer: a line replaced by another that maps to its entry is looked up again") {
+  GpuProfile g = small_gpu();
+  g.l2.coalescer_lines_per_gpc = 1; // every line maps to the one entry
+  g.l2.coalescer_ways = 1;
+  g.sm.gpc.assign(g.sm.count, 0);
+  MemorySystem mem(g);
+  SectorCount c;
+  mem.read_box(0, 0, {0, 128, 128, 1}, c);
+  mem.read_box(1000, 0, {128, 128, 128, 1}, c);
+  mem.read_box(2000, 1, {0, 128, 128, 1}, c);
+  CHECK(mem.totals().coalesced_read_sectors == 0);
+  CHECK(mem.totals().sm_read_sectors == 3 * 4);
+  mem.read_box(3000, 1, {0, 128, 128, 1}, c);
+  CHECK(mem.totals().coalesced_read_sectors == 4);
 }
