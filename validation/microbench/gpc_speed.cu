@@ -69,13 +69,7 @@ __global__ void timed_work(int kind, const uint4* buffer, size_t words, int pass
 } // namespace
 
 int main() {
-  int device_count = 0;
-  if (cudaGetDeviceCount(&device_count) != cudaSuccess || device_count == 0) {
-    std::fprintf(stderr, "%s: no CUDA device; run it on a GPU machine\n", kProgram);
-    return 1;
-  }
-  cudaDeviceProp prop{};
-  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+  const cudaDeviceProp prop = microbench::first_device(kProgram);
   const int sms = prop.multiProcessorCount;
   const size_t dram_bytes = size_t{2} << 30, l2_bytes = size_t{16} << 20;
   uint4* buffer = nullptr;

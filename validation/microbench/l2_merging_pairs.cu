@@ -7,14 +7,7 @@
 // delay (0.25-64 us) separates distance from time; a launch with the leader alone gives the
 // lookups without a follower.
 // Output: one JSON object on stdout listing the launches in order (the ncu rows follow it).
-#include "check_cuda.cuh"
-#include "l2_evict.cuh"
-#include "kernels/grouped_gemm.h"
-#include "kernels/ptx_wrappers.cuh"
-#include "kernels/tensor_maps.h"
-
-#include <cuda.h>
-#include <cuda_runtime.h>
+#include "merging_probe_region.cuh"
 
 #include <cstdint>
 #include <cstdio>
@@ -24,16 +17,10 @@ namespace {
 
 constexpr const char* kProgram = "l2_merging_pairs";
 namespace ptx = tilesim::kernels::ptx;
+using microbench::kProbeBoxBytes;
 
-constexpr int kCols = 4096; // bf16 per row: 8 KB rows
-constexpr int kRows = 8192;
-constexpr int kBoxRows = 128; // a 128 x 64 box: 16 KB
-constexpr int kBoxBytes = kBoxRows * 128;
-constexpr int kColBlocks = kCols / 64;
 constexpr int kBoxes = 512; // 8 MB
 enum Role : int8_t { kIdle = 0, kLeader = 1, kFollower = 2 };
-
-__device__ uint8_t* aligned_1024(uint8_t* p) { return p + ((1024 - (ptx::smem_addr(p) & 1023)) & 1023); }
 
 // One CTA per SM (its shared memory says so); `role_of_sm` picks who walks. All CTAs meet at a
 // start line first, so the delay counts from a common moment.
@@ -41,7 +28,7 @@ __global__ void pair_walk(const __grid_constant__ CUtensorMap map, const int8_t*
                           unsigned* arrived, unsigned* sink) {
   extern __shared__ uint8_t smem_raw[];
   __shared__ uint64_t full;
-  uint8_t* box = aligned_1024(smem_raw);
+  uint8_t* box = microbench::aligned_1024(smem_raw);
   if (threadIdx.x != 0) return;
   const int8_t role = role_of_sm[ptx::sm_id()];
   ptx::mbarrier_init(&full, 1);
@@ -57,8 +44,8 @@ __global__ void pair_walk(const __grid_constant__ CUtensorMap map, const int8_t*
     }
   }
   for (int j = 0; j < kBoxes; ++j) {
-    ptx::mbarrier_arrive_expect_tx(&full, kBoxBytes);
-    ptx::tma_load_2d(box, &map, (j % kColBlocks) * 64, (j / kColBlocks) * kBoxRows, &full);
+    ptx::mbarrier_arrive_expect_tx(&full, kProbeBoxBytes);
+    microbench::load_probe_box(&map, box, j, &full);
     ptx::mbarrier_wait(&full, j & 1);
   }
   if (box[threadIdx.x] == 0x5b) atomicAdd(sink, 1u); // keeps the loads observable
@@ -67,34 +54,14 @@ __global__ void pair_walk(const __grid_constant__ CUtensorMap map, const int8_t*
 } // namespace
 
 int main() {
-  int device_count = 0;
-  if (cudaGetDeviceCount(&device_count) != cudaSuccess || device_count == 0) {
-    std::fprintf(stderr, "%s: no CUDA device; run it on a GPU machine\n", kProgram);
-    return 1;
-  }
-  cudaDeviceProp prop{};
-  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+  const cudaDeviceProp prop = microbench::first_device(kProgram);
   const int sms = prop.multiProcessorCount;
-  const size_t tensor_bytes = static_cast<size_t>(kRows) * kCols * 2;
-  const size_t evict_bytes = 4 * static_cast<size_t>(prop.l2CacheSize);
-  void* tensor = nullptr;
-  uint4* evict = nullptr;
+  const microbench::ProbeRegion region(prop, kProgram);
   unsigned* counters = nullptr;
   int8_t* roles = nullptr;
-  CHECK_CUDA(cudaMalloc(&tensor, tensor_bytes));
-  CHECK_CUDA(cudaMalloc(&evict, evict_bytes));
   CHECK_CUDA(cudaMalloc(&counters, 2 * sizeof(unsigned)));
   CHECK_CUDA(cudaMalloc(&roles, sms));
-  CHECK_CUDA(cudaMemset(tensor, 0x11, tensor_bytes));
-  CHECK_CUDA(cudaMemset(evict, 0x22, evict_bytes));
-  CUtensorMap map;
-  try {
-    map = tilesim::kernels::make_bf16_tensor_map_2d(tensor, kRows, kCols, kBoxRows, 64);
-  } catch (const tilesim::kernels::KernelError& e) {
-    std::fprintf(stderr, "%s: %s\n", kProgram, e.what());
-    return 1;
-  }
-  const int smem = kBoxBytes + 1024;
+  const int smem = kProbeBoxBytes + 1024;
   CHECK_CUDA(cudaFuncSetAttribute(pair_walk, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
 
   struct Launch {
@@ -113,18 +80,18 @@ int main() {
   for (const int follower : {1, 16})
     for (const long long delay : {0LL, 250LL, 500LL, 2000LL, 4000LL, 8000LL, 16000LL, 64000LL})
       launches.push_back({0, follower, delay});
-  const long long box_sectors = kBoxBytes / 32;
+  const long long box_sectors = kProbeBoxBytes / 32;
   std::printf("{\n \"gpu\": \"%s\", \"sms\": %d, \"box_bytes\": %d, \"boxes\": %d, \"in_flight\": 1,\n \"launches\": [", prop.name,
-              sms, kBoxBytes, kBoxes);
+              sms, kProbeBoxBytes, kBoxes);
   for (size_t i = 0; i < launches.size(); ++i) {
     const Launch& l = launches[i];
     std::vector<int8_t> role(sms, kIdle);
     role[l.leader] = kLeader;
     if (l.follower >= 0) role[l.follower] = kFollower;
     CHECK_CUDA(cudaMemcpy(roles, role.data(), sms, cudaMemcpyHostToDevice));
-    microbench::evict_l2<<<sms * 4, 256>>>(evict, evict_bytes / sizeof(uint4), evict);
+    region.flush_l2(sms);
     CHECK_CUDA(cudaMemset(counters, 0, sizeof(unsigned)));
-    pair_walk<<<sms, 32, smem>>>(map, roles, l.delay_ns, counters, counters + 1);
+    pair_walk<<<sms, 32, smem>>>(region.map, roles, l.delay_ns, counters, counters + 1);
     CHECK_CUDA(cudaGetLastError());
     CHECK_CUDA(cudaDeviceSynchronize());
     std::printf("%s\n  {\"leader_sm\": %d, \"follower_sm\": %d, \"delay_ns\": %lld, \"requested_sectors\": %lld}", i ? "," : "",

@@ -15,14 +15,7 @@
 // Every launch requests the same sectors; run under ncu (run_l2_request_merging.sh), the L2's
 // lookups per requested sector show which requests are merged. The L2 is flushed before each.
 // Output: one JSON object on stdout listing the launches in order (the ncu rows follow it).
-#include "check_cuda.cuh"
-#include "l2_evict.cuh"
-#include "kernels/grouped_gemm.h"
-#include "kernels/ptx_wrappers.cuh"
-#include "kernels/tensor_maps.h"
-
-#include <cuda.h>
-#include <cuda_runtime.h>
+#include "merging_probe_region.cuh"
 
 #include <cstdint>
 #include <cstdio>
@@ -32,20 +25,9 @@ namespace {
 
 constexpr const char* kProgram = "l2_request_merging";
 namespace ptx = tilesim::kernels::ptx;
+using microbench::kProbeBoxBytes;
 
-constexpr int kCols = 4096;            // bf16 per row: 8 KB rows
-constexpr int kRows = 8192;            // 64 MiB tensor
-constexpr int kBoxRows = 128;          // a 128 x 64 box: 16 KB, 128 lines of 128 B
-constexpr int kBoxBytes = kBoxRows * 128;
-constexpr int kColBlocks = kCols / 64; // boxes side by side in one band of 128 rows
 constexpr int kMaxInFlight = 8;
-
-// Box j of the region: band j / kColBlocks, column block j % kColBlocks.
-__device__ void load_box(const CUtensorMap* map, uint8_t* dst, int j, uint64_t* bar) {
-  ptx::tma_load_2d(dst, map, (j % kColBlocks) * 64, (j / kColBlocks) * kBoxRows, bar);
-}
-
-__device__ uint8_t* aligned_1024(uint8_t* p) { return p + ((1024 - (ptx::smem_addr(p) & 1023)) & 1023); }
 
 // `arrived` counts CTAs at the start line; all are resident (grid <= SMs, one CTA per SM by its
 // shared memory), so spinning until every one has arrived cannot deadlock.
@@ -53,7 +35,7 @@ __global__ void shared_walk(const __grid_constant__ CUtensorMap map, int boxes, 
                             unsigned* arrived, unsigned* sink) {
   extern __shared__ uint8_t smem_raw[];
   __shared__ uint64_t full[kMaxInFlight];
-  uint8_t* ring = aligned_1024(smem_raw);
+  uint8_t* ring = microbench::aligned_1024(smem_raw);
   if (threadIdx.x != 0) return;
   for (int s = 0; s < in_flight; ++s) ptx::mbarrier_init(&full[s], 1);
   ptx::fence_barrier_init();
@@ -66,8 +48,8 @@ __global__ void shared_walk(const __grid_constant__ CUtensorMap map, int boxes, 
     const int s = i % in_flight;
     if (i >= in_flight) ptx::mbarrier_wait(&full[s], ((i / in_flight) - 1) & 1);
     if (i < steps) {
-      ptx::mbarrier_arrive_expect_tx(&full[s], kBoxBytes);
-      load_box(&map, ring + s * kBoxBytes, (first + i) % boxes, &full[s]);
+      ptx::mbarrier_arrive_expect_tx(&full[s], kProbeBoxBytes);
+      microbench::load_probe_box(&map, ring + s * kProbeBoxBytes, (first + i) % boxes, &full[s]);
     }
   }
   if (ring[threadIdx.x] == 0x5b) atomicAdd(sink, 1u); // keeps the loads observable
@@ -76,32 +58,12 @@ __global__ void shared_walk(const __grid_constant__ CUtensorMap map, int boxes, 
 } // namespace
 
 int main() {
-  int device_count = 0;
-  if (cudaGetDeviceCount(&device_count) != cudaSuccess || device_count == 0) {
-    std::fprintf(stderr, "%s: no CUDA device; run it on a GPU machine\n", kProgram);
-    return 1;
-  }
-  cudaDeviceProp prop{};
-  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+  const cudaDeviceProp prop = microbench::first_device(kProgram);
   const int sms = prop.multiProcessorCount;
-  const size_t tensor_bytes = static_cast<size_t>(kRows) * kCols * 2;
-  const size_t evict_bytes = 4 * static_cast<size_t>(prop.l2CacheSize);
-  void* tensor = nullptr;
-  uint4* evict = nullptr;
+  const microbench::ProbeRegion region(prop, kProgram);
   unsigned* counters = nullptr;
-  CHECK_CUDA(cudaMalloc(&tensor, tensor_bytes));
-  CHECK_CUDA(cudaMalloc(&evict, evict_bytes));
   CHECK_CUDA(cudaMalloc(&counters, 2 * sizeof(unsigned)));
-  CHECK_CUDA(cudaMemset(tensor, 0x11, tensor_bytes));
-  CHECK_CUDA(cudaMemset(evict, 0x22, evict_bytes));
-  CUtensorMap map;
-  try {
-    map = tilesim::kernels::make_bf16_tensor_map_2d(tensor, kRows, kCols, kBoxRows, 64);
-  } catch (const tilesim::kernels::KernelError& e) {
-    std::fprintf(stderr, "%s: %s\n", kProgram, e.what());
-    return 1;
-  }
-  const int smem = kMaxInFlight * kBoxBytes + 1024;
+  const int smem = kMaxInFlight * kProbeBoxBytes + 1024;
   CHECK_CUDA(cudaFuncSetAttribute(shared_walk, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
 
   // 8 MB region (512 boxes): fits one L2 partition's half of the 50 MB either way.
@@ -116,11 +78,11 @@ int main() {
     for (const int lag : {1, 2, 3, 4, 6, 12}) launches.push_back({lag, in_flight});
   std::printf("{\n \"gpu\": \"%s\", \"sms\": %d, \"box_bytes\": %d, \"boxes\": %d, \"steps_per_cta\": %d,\n"
               " \"requested_sectors_per_launch\": %lld,\n \"launches\": [",
-              prop.name, sms, kBoxBytes, boxes, steps, static_cast<long long>(sms) * steps * (kBoxBytes / 32));
+              prop.name, sms, kProbeBoxBytes, boxes, steps, static_cast<long long>(sms) * steps * (kProbeBoxBytes / 32));
   for (size_t i = 0; i < launches.size(); ++i) {
-    microbench::evict_l2<<<sms * 4, 256>>>(evict, evict_bytes / sizeof(uint4), evict);
+    region.flush_l2(sms);
     CHECK_CUDA(cudaMemset(counters, 0, sizeof(unsigned)));
-    shared_walk<<<sms, 32, smem>>>(map, boxes, steps, launches[i].lag, launches[i].in_flight, counters, counters + 1);
+    shared_walk<<<sms, 32, smem>>>(region.map, boxes, steps, launches[i].lag, launches[i].in_flight, counters, counters + 1);
     CHECK_CUDA(cudaGetLastError());
     CHECK_CUDA(cudaDeviceSynchronize());
     std::printf("%s\n  {\"lag_boxes\": %d, \"in_flight\": %d}", i ? "," : "", launches[i].lag, launches[i].in_flight);

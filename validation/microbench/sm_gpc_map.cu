@@ -32,13 +32,7 @@ int find(std::vector<int>& parent, int x) {
 } // namespace
 
 int main() {
-  int device_count = 0;
-  if (cudaGetDeviceCount(&device_count) != cudaSuccess || device_count == 0) {
-    std::fprintf(stderr, "%s: no CUDA device; run it on a GPU machine\n", kProgram);
-    return 1;
-  }
-  cudaDeviceProp prop{};
-  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+  const cudaDeviceProp prop = microbench::first_device(kProgram);
   const int sms = prop.multiProcessorCount;
   CHECK_CUDA(cudaFuncSetAttribute(record_sm, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes));
   CHECK_CUDA(cudaFuncSetAttribute(record_sm, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));

@@ -1,0 +1,62 @@
+// The region the L2 request-merging probes (l2_request_merging.cu, l2_merging_pairs.cu) walk: an
+// 8192 x 4096 bf16 tensor read as 128 x 64 boxes (16 KB, 128 lines of 128 B) through the kernels'
+// own tensor map (128-byte swizzle, 256-byte L2 promotion), and a buffer four times the L2 to
+// evict it with before each walk.
+#pragma once
+
+#include "check_cuda.cuh"
+#include "l2_evict.cuh"
+#include "kernels/grouped_gemm.h"
+#include "kernels/ptx_wrappers.cuh"
+#include "kernels/tensor_maps.h"
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+
+namespace microbench {
+
+constexpr int kProbeCols = 4096;  // bf16 per row: 8 KB rows
+constexpr int kProbeRows = 8192;  // 64 MiB tensor
+constexpr int kProbeBoxRows = 128;
+constexpr int kProbeBoxBytes = kProbeBoxRows * 128;
+constexpr int kProbeColBlocks = kProbeCols / 64; // boxes side by side in one band of 128 rows
+
+// Box j of the region: band j / kProbeColBlocks, column block j % kProbeColBlocks.
+__device__ inline void load_probe_box(const CUtensorMap* map, uint8_t* dst, int j, uint64_t* bar) {
+  tilesim::kernels::ptx::tma_load_2d(dst, map, (j % kProbeColBlocks) * 64, (j / kProbeColBlocks) * kProbeBoxRows, bar);
+}
+
+__device__ inline uint8_t* aligned_1024(uint8_t* p) {
+  return p + ((1024 - (tilesim::kernels::ptx::smem_addr(p) & 1023)) & 1023);
+}
+
+struct ProbeRegion {
+  CUtensorMap map;
+  uint4* evict = nullptr;
+  size_t evict_words = 0;
+
+  ProbeRegion(const cudaDeviceProp& prop, const char* program) {
+    void* tensor = nullptr;
+    const size_t tensor_bytes = static_cast<size_t>(kProbeRows) * kProbeCols * 2;
+    const size_t evict_bytes = 4 * static_cast<size_t>(prop.l2CacheSize);
+    check_cuda(cudaMalloc(&tensor, tensor_bytes), program, "cudaMalloc(tensor)");
+    check_cuda(cudaMalloc(&evict, evict_bytes), program, "cudaMalloc(evict)");
+    check_cuda(cudaMemset(tensor, 0x11, tensor_bytes), program, "cudaMemset(tensor)");
+    check_cuda(cudaMemset(evict, 0x22, evict_bytes), program, "cudaMemset(evict)");
+    evict_words = evict_bytes / sizeof(uint4);
+    try {
+      map = tilesim::kernels::make_bf16_tensor_map_2d(tensor, kProbeRows, kProbeCols, kProbeBoxRows, 64);
+    } catch (const tilesim::kernels::KernelError& e) {
+      std::fprintf(stderr, "%s: %s\n", program, e.what());
+      std::exit(1);
+    }
+  }
+
+  void flush_l2(int sms) const { evict_l2<<<sms * 4, 256>>>(evict, evict_words, evict); }
+};
+
+} // namespace microbench
