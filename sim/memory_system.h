@@ -19,6 +19,9 @@
 // copy with plain loads makes 1 tag lookup per sector read at the SM's partition and 0.5 more over
 // the fabric, a DRAM-streaming TMA GEMM 1.25 and 0.77, of which half of the fabric reads hit.
 // Both lines of a 256-byte block share a home, since the block is filled as one.
+//
+// Request coalescing: before any of this, a read that another SM of the same GPC asked for
+// recently is merged into that request (sim/request_coalescer.h) and is no lookup at all.
 #pragma once
 
 #include "models/gpu_profile.h"

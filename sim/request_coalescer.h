@@ -1,16 +1,15 @@
-// The L2 Request Coalescer (LRC) in front of each GH100 L2 partition: a read of a line that
-// another SM of the same partition asked for recently is merged into that request, in flight or
-// already answered, and never reaches the L2's tags (no lookup, no share of the L2 bandwidth); its
-// data comes with the first request's. ncu counts it (lrc__request_sectors_op_read_coalescing_
-// achieved_type_hardware; validation/data/h100/microbench/lrc_gemm_counters.csv: 21% of the
-// sectors dense 4096^3 row_major asks for, 6% for column_major).
+// The L2 request coalescer of a GPC: a read of a line that another SM of the same GPC asked for
+// is merged into that request, in flight or answered a short while ago, and never reaches the L2's
+// tags (no lookup, no share of the L2's bandwidth); its data comes with the first request's. ncu
+// counts it (the lrc__ counters; validation/data/h100/microbench/lrc_gemm_counters.csv: 21.8% of
+// the sectors dense 4096^3 row_major asks for are merged, 6.9% for column_major).
 //
-// How long a line stays mergeable: two SMs of one partition reading the same boxes, the second
-// 0-64 us after the first, with nothing else running (l2_merging_pairs_run*.json): every read of
-// the second is merged up to 2 us (512 lines later), 93% after 1024 further lines, 85% after 2048,
-// 65% after 4096, none after 16384; an SM of the other partition is never merged. A table of
-// `lines` entries in sets of `ways`, the oldest entry of a set replaced first, reproduces that with
-// 6144 lines in 2 ways (l2_merging_probe_replay; validation/NOTES.md row 12).
+// Why per GPC, and for how long: two SMs reading the same boxes, the second 0-64 us after the
+// first, with nothing else running (l2_merging_pairs_run*.json). A second SM of the first's GPC is
+// merged in full up to 0.5 us behind, 93% at 4 us, 65% at 16 us, never at 64 us; an SM of any
+// other GPC never, in the same L2 partition or not. The table below (`lines` entries in sets of
+// `ways`, the oldest of a set replaced first) is sized by replaying that probe and the 132-SM one
+// (validation/compare/l2_merging_probe_replay; validation/NOTES.md row 13).
 #pragma once
 
 #include "sim/units.h"
@@ -37,7 +36,8 @@ public:
     return -1;
   }
 
-  // Holds a request that went to the L2, its data back at `ready`, in place of the set's oldest.
+  // Holds a request that went to the L2, its data back at `ready`, in place of the set's oldest;
+  // a line already held keeps its entry and the time its first request's data arrives.
   void insert(LineAddress line, SectorMask sectors, Cycle ready) {
     Entry* set = &entries_[first_of(line)];
     Entry* oldest = set;

@@ -24,10 +24,9 @@ MemorySystem::MemorySystem(const GpuProfile& gpu)
       dram_latency_(gpu.dram.latency_ns * gpu.sm.clock_mhz / 1000.0) {
   if (partition_of_sm_.empty())
     for (int sm = 0; sm < gpu.sm.count; ++sm) partition_of_sm_.push_back(sm * gpu.l2.partitions / gpu.sm.count);
-  for (int p = 0; p < gpu.l2.partitions; ++p) {
+  for (int p = 0; p < gpu.l2.partitions; ++p)
     partitions_.emplace_back(CacheGeometry{gpu.l2.size_bytes / gpu.l2.partitions, gpu.l2.line_bytes,
                                            gpu.l2.sector_bytes, gpu.l2.ways});
-  }
   // Without a GPC map no coalescer is modelled: one disabled coalescer serves every SM.
   gpc_of_sm_ = gpu.sm.gpc.empty() ? std::vector<int>(gpu.sm.count, 0) : gpu.sm.gpc;
   const int gpcs = *std::max_element(gpc_of_sm_.begin(), gpc_of_sm_.end()) + 1;
