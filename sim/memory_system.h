@@ -122,7 +122,7 @@ private:
   Cycle dram_latency_;
   MemoryTotals totals_;
   std::vector<LineRequest> lines_;      // scratch
-  std::vector<LineRequest> looked_up_;  // scratch: the lines of a box that the tags served
+  std::vector<LineRequest> looked_up_;  // scratch: the lines of a box the tags served, for the coalescer
 };
 
 } // namespace tilesim

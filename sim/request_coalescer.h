@@ -23,7 +23,8 @@ class RequestCoalescer {
 public:
   RequestCoalescer(int lines, int ways)
       : ways_(ways > 0 ? ways : 1), sets_(static_cast<std::uint64_t>(lines / ways_)),
-        entries_(static_cast<std::size_t>(sets_ * static_cast<std::uint64_t>(ways_))) {}
+        entries_(static_cast<std::size_t>(sets_ * static_cast<std::uint64_t>(ways_))),
+        oldest_(static_cast<std::size_t>(sets_), 0) {}
 
   bool enabled() const { return sets_ > 0; }
 
@@ -39,16 +40,17 @@ public:
   // Holds a request that went to the L2, its data back at `ready`, in place of the set's oldest;
   // a line already held keeps its entry and the time its first request's data arrives.
   void insert(LineAddress line, SectorMask sectors, Cycle ready) {
-    Entry* set = &entries_[first_of(line)];
-    Entry* oldest = set;
-    for (int w = 0; w < ways_; ++w) {
+    const std::size_t first = first_of(line);
+    Entry* set = &entries_[first];
+    for (int w = 0; w < ways_; ++w)
       if (set[w].line == line) {
         set[w].sectors |= sectors;
         return;
       }
-      if (set[w].inserted < oldest->inserted) oldest = &set[w];
-    }
-    *oldest = {line, sectors, ready, ++insertions_};
+    // Entries are only ever added, so the oldest of a set is the next in turn.
+    std::uint8_t& oldest = oldest_[first / static_cast<std::size_t>(ways_)];
+    set[oldest] = {line, sectors, ready};
+    oldest = static_cast<std::uint8_t>((oldest + 1) % ways_);
   }
 
 private:
@@ -56,7 +58,6 @@ private:
     LineAddress line = ~LineAddress{0};
     SectorMask sectors = 0;
     Cycle ready = 0;
-    std::uint64_t inserted = 0;
   };
   std::size_t first_of(LineAddress line) const {
     const std::uint64_t h = (line * 0xC2B2AE3D27D4EB4Full) >> 32;
@@ -65,7 +66,7 @@ private:
   int ways_;
   std::uint64_t sets_;
   std::vector<Entry> entries_;
-  std::uint64_t insertions_ = 0;
+  std::vector<std::uint8_t> oldest_; // per set: the way to replace next
 };
 
 } // namespace tilesim

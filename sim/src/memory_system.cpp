@@ -75,8 +75,8 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, const RequestCo
         out.coalesced_ready = std::max(out.coalesced_ready, ready);
         continue;
       }
+      looked_up_.push_back(req);
     }
-    looked_up_.push_back(req);
     const LookupOutcome o = near.read(req.line, req.sectors);
     totals_.sm_read_sectors += o.hit_sectors + o.miss_sectors;
     totals_.near_read_hit_sectors += o.hit_sectors;

@@ -34,9 +34,7 @@ __global__ void pair_walk(const __grid_constant__ CUtensorMap map, const int8_t*
   ptx::mbarrier_init(&full, 1);
   ptx::fence_barrier_init();
   ptx::prefetch_tensor_map(&map);
-  atomicAdd(arrived, 1u);
-  while (atomicAdd(arrived, 0u) < gridDim.x) {
-  }
+  microbench::wait_at_start_line(arrived);
   if (role == kIdle) return;
   if (role == kFollower) {
     const uint64_t start = ptx::global_timer_ns();
@@ -57,9 +55,7 @@ int main() {
   const cudaDeviceProp prop = microbench::first_device(kProgram);
   const int sms = prop.multiProcessorCount;
   const microbench::ProbeRegion region(prop, kProgram);
-  unsigned* counters = nullptr;
   int8_t* roles = nullptr;
-  CHECK_CUDA(cudaMalloc(&counters, 2 * sizeof(unsigned)));
   CHECK_CUDA(cudaMalloc(&roles, sms));
   const int smem = kProbeBoxBytes + 1024;
   CHECK_CUDA(cudaFuncSetAttribute(pair_walk, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
@@ -89,9 +85,8 @@ int main() {
     role[l.leader] = kLeader;
     if (l.follower >= 0) role[l.follower] = kFollower;
     CHECK_CUDA(cudaMemcpy(roles, role.data(), sms, cudaMemcpyHostToDevice));
-    region.flush_l2(sms);
-    CHECK_CUDA(cudaMemset(counters, 0, sizeof(unsigned)));
-    pair_walk<<<sms, 32, smem>>>(region.map, roles, l.delay_ns, counters, counters + 1);
+    region.prepare_walk(sms, kProgram);
+    pair_walk<<<sms, 32, smem>>>(region.map, roles, l.delay_ns, region.arrived, region.sink);
     CHECK_CUDA(cudaGetLastError());
     CHECK_CUDA(cudaDeviceSynchronize());
     std::printf("%s\n  {\"leader_sm\": %d, \"follower_sm\": %d, \"delay_ns\": %lld, \"requested_sectors\": %lld}", i ? "," : "",

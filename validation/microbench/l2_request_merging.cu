@@ -29,8 +29,6 @@ using microbench::kProbeBoxBytes;
 
 constexpr int kMaxInFlight = 8;
 
-// `arrived` counts CTAs at the start line; all are resident (grid <= SMs, one CTA per SM by its
-// shared memory), so spinning until every one has arrived cannot deadlock.
 __global__ void shared_walk(const __grid_constant__ CUtensorMap map, int boxes, int steps, int lag, int in_flight,
                             unsigned* arrived, unsigned* sink) {
   extern __shared__ uint8_t smem_raw[];
@@ -40,9 +38,7 @@ __global__ void shared_walk(const __grid_constant__ CUtensorMap map, int boxes, 
   for (int s = 0; s < in_flight; ++s) ptx::mbarrier_init(&full[s], 1);
   ptx::fence_barrier_init();
   ptx::prefetch_tensor_map(&map);
-  atomicAdd(arrived, 1u);
-  while (atomicAdd(arrived, 0u) < gridDim.x) {
-  }
+  microbench::wait_at_start_line(arrived);
   const int first = static_cast<int>((static_cast<long long>(blockIdx.x) * lag) % boxes);
   for (int i = 0; i < steps + in_flight; ++i) {
     const int s = i % in_flight;
@@ -61,8 +57,6 @@ int main() {
   const cudaDeviceProp prop = microbench::first_device(kProgram);
   const int sms = prop.multiProcessorCount;
   const microbench::ProbeRegion region(prop, kProgram);
-  unsigned* counters = nullptr;
-  CHECK_CUDA(cudaMalloc(&counters, 2 * sizeof(unsigned)));
   const int smem = kMaxInFlight * kProbeBoxBytes + 1024;
   CHECK_CUDA(cudaFuncSetAttribute(shared_walk, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
 
@@ -80,9 +74,8 @@ int main() {
               " \"requested_sectors_per_launch\": %lld,\n \"launches\": [",
               prop.name, sms, kProbeBoxBytes, boxes, steps, static_cast<long long>(sms) * steps * (kProbeBoxBytes / 32));
   for (size_t i = 0; i < launches.size(); ++i) {
-    region.flush_l2(sms);
-    CHECK_CUDA(cudaMemset(counters, 0, sizeof(unsigned)));
-    shared_walk<<<sms, 32, smem>>>(region.map, boxes, steps, launches[i].lag, launches[i].in_flight, counters, counters + 1);
+    region.prepare_walk(sms, kProgram);
+    shared_walk<<<sms, 32, smem>>>(region.map, boxes, steps, launches[i].lag, launches[i].in_flight, region.arrived, region.sink);
     CHECK_CUDA(cudaGetLastError());
     CHECK_CUDA(cudaDeviceSynchronize());
     std::printf("%s\n  {\"lag_boxes\": %d, \"in_flight\": %d}", i ? "," : "", launches[i].lag, launches[i].in_flight);

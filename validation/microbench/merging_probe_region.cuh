@@ -1,7 +1,7 @@
 // The region the L2 request-merging probes (l2_request_merging.cu, l2_merging_pairs.cu) walk: an
 // 8192 x 4096 bf16 tensor read as 128 x 64 boxes (16 KB, 128 lines of 128 B) through the kernels'
-// own tensor map (128-byte swizzle, 256-byte L2 promotion), and a buffer four times the L2 to
-// evict it with before each walk.
+// own tensor map (128-byte swizzle, 256-byte L2 promotion); a buffer four times the L2 to evict it
+// with before each walk; and the walkers' start line.
 #pragma once
 
 #include "check_cuda.cuh"
@@ -34,10 +34,20 @@ __device__ inline uint8_t* aligned_1024(uint8_t* p) {
   return p + ((1024 - (tilesim::kernels::ptx::smem_addr(p) & 1023)) & 1023);
 }
 
+// `arrived` counts CTAs at the start line; all are resident (grid <= SMs, one CTA per SM by its
+// shared memory), so spinning until every one has arrived cannot deadlock.
+__device__ inline void wait_at_start_line(unsigned* arrived) {
+  atomicAdd(arrived, 1u);
+  while (atomicAdd(arrived, 0u) < gridDim.x) {
+  }
+}
+
 struct ProbeRegion {
   CUtensorMap map;
   uint4* evict = nullptr;
   size_t evict_words = 0;
+  unsigned* arrived = nullptr; // the start line
+  unsigned* sink = nullptr;    // written only if the loads return what was never stored
 
   ProbeRegion(const cudaDeviceProp& prop, const char* program) {
     void* tensor = nullptr;
@@ -47,6 +57,8 @@ struct ProbeRegion {
     check_cuda(cudaMalloc(&evict, evict_bytes), program, "cudaMalloc(evict)");
     check_cuda(cudaMemset(tensor, 0x11, tensor_bytes), program, "cudaMemset(tensor)");
     check_cuda(cudaMemset(evict, 0x22, evict_bytes), program, "cudaMemset(evict)");
+    check_cuda(cudaMalloc(&arrived, 2 * sizeof(unsigned)), program, "cudaMalloc(arrived)");
+    sink = arrived + 1;
     evict_words = evict_bytes / sizeof(uint4);
     try {
       map = tilesim::kernels::make_bf16_tensor_map_2d(tensor, kProbeRows, kProbeCols, kProbeBoxRows, 64);
@@ -56,7 +68,11 @@ struct ProbeRegion {
     }
   }
 
-  void flush_l2(int sms) const { evict_l2<<<sms * 4, 256>>>(evict, evict_words, evict); }
+  // Before each walk: a cold L2 and an empty start line.
+  void prepare_walk(int sms, const char* program) const {
+    evict_l2<<<sms * 4, 256>>>(evict, evict_words, evict);
+    check_cuda(cudaMemset(arrived, 0, sizeof(unsigned)), program, "cudaMemset(arrived)");
+  }
 };
 
 } // namespace microbench

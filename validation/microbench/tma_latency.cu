@@ -152,7 +152,6 @@ __global__ void load_throughput(const __grid_constant__ CUtensorMap map, int box
   }
 }
 
-
 // The project's one tensor-map maker, as the GEMM uses it (128B swizzle, 256-byte L2 promotion).
 bool encode_box_map(CUtensorMap& map, void* base, int box_rows, std::string& error) {
   try {
