@@ -20,8 +20,8 @@ names=("${@:2}")
 for name in "${names[@]}"; do
   echo "== $name" >&2
   sources=("$here/$name.cu")
-  # tma_latency makes its tensor maps with the kernels' own maker.
-  [ "$name" = tma_latency ] && sources+=("$root/kernels/tensor_maps.cu")
+  # These make their tensor maps with the kernels' own maker.
+  case "$name" in tma_latency | l2_pending_hit) sources+=("$root/kernels/tensor_maps.cu") ;; esac
   # shellcheck disable=SC2086
   if ! "$nvcc" $flags -I"$root" -o "$tmp/$name" "${sources[@]}"; then
     echo "$name: build failed" >&2
@@ -39,7 +39,8 @@ except ValueError as e:
     if os.path.getsize(raw) > 0:  # keep what it printed (a crash mid-way) next to where the result goes
         shutil.copy(raw, out[:-5] + ".raw.txt")
     sys.exit(f"{name}: exit {rc}, output is not valid JSON ({e})")
-data["command"] = f"validation/microbench/run_compute_microbench.sh (nvcc {flags} -I. {name}.cu; run)"
+extra = " kernels/tensor_maps.cu" if name in ("tma_latency", "l2_pending_hit") else ""
+data["command"] = f"validation/microbench/run_compute_microbench.sh (nvcc {flags} -I. {name}.cu{extra}; run)"
 data["exit_code"] = int(rc)
 data["driver"] = driver
 data["date"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
