@@ -50,6 +50,7 @@ struct L2Profile {
   // associativity; 0 lines: none modelled (no measurement for this GPU; needs sm.gpc).
   int coalescer_lines_per_gpc = 0;
   int coalescer_ways = 1;
+  int coalescer_merges_per_request = 0; // reads one held request takes in; 0: no limit
   // The partition each SM reads through (measured); empty: SMs split in contiguous id ranges.
   std::vector<int> sm_partition;
 };

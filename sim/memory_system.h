@@ -20,6 +20,10 @@
 // the fabric, a DRAM-streaming TMA GEMM 1.25 and 0.77, of which half of the fabric reads hit.
 // Both lines of a 256-byte block share a home, since the block is filled as one.
 //
+// Pending fills: a hit on a line whose fill is still on its way is served when the fill lands,
+// not at the L2's hit latency; the L2 tracks outstanding misses and queues later requests for the
+// same sectors behind them instead of fetching again.
+//
 // Request coalescing: before any of this, a read that another SM of the same GPC asked for
 // recently is merged into that request (sim/request_coalescer.h) and is no lookup at all.
 #pragma once
@@ -98,6 +102,7 @@ private:
     long long far_sectors = 0;  // of which over the fabric
     long long dram_sectors = 0;
     long long promoted_dram_sectors = 0; // fetched by promotion, for lines the box did not ask for
+    Cycle hit_ready = 0; // when the fills the box's hits wait for land
   };
 
   void gather_lines(const Box& box);
@@ -105,7 +110,7 @@ private:
     const std::uint64_t block = line >> 1; // the 256-byte block
     return static_cast<int>(((block * 0xD6E8FEB86659FD93ull) >> 40) % static_cast<std::uint64_t>(partitions_.size()));
   }
-  BoxOutcome read_lines(int partition, const RequestCoalescer& coalescer, bool promote);
+  BoxOutcome read_lines(int partition, RequestCoalescer& coalescer, bool promote);
   BoxOutcome write_lines(int partition);
 
   std::vector<SectoredCache> partitions_;
@@ -123,6 +128,7 @@ private:
   MemoryTotals totals_;
   std::vector<LineRequest> lines_;      // scratch
   std::vector<LineRequest> looked_up_;  // scratch: the lines of a box the tags served, for the coalescer
+  std::vector<LookupOutcome> fills_;    // scratch: the box's lookups that fetch sectors
 };
 
 } // namespace tilesim

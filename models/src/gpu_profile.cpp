@@ -122,6 +122,8 @@ GpuProfile load_gpu_profile_file(const std::string& path) {
   if (l2.has("coalescer_lines_per_gpc")) {
     p.l2.coalescer_lines_per_gpc = sourced_int(l2, "coalescer_lines_per_gpc", 0, 1 << 24);
     p.l2.coalescer_ways = sourced_int(l2, "coalescer_ways", 1, 64);
+    if (l2.has("coalescer_merges_per_request"))
+      p.l2.coalescer_merges_per_request = sourced_int(l2, "coalescer_merges_per_request", 1, 1 << 16);
     if (p.l2.coalescer_lines_per_gpc % p.l2.coalescer_ways != 0)
       l2.fail("coalescer_lines_per_gpc", "is not a multiple of coalescer_ways", "give whole sets");
     if (p.sm.gpc.empty()) l2.fail("coalescer_lines_per_gpc", "needs sm.gpc", "give the GPC of every SM");

@@ -31,7 +31,7 @@ MemorySystem::MemorySystem(const GpuProfile& gpu)
   gpc_of_sm_ = gpu.sm.gpc.empty() ? std::vector<int>(gpu.sm.count, 0) : gpu.sm.gpc;
   const int gpcs = *std::max_element(gpc_of_sm_.begin(), gpc_of_sm_.end()) + 1;
   const int lines = gpu.sm.gpc.empty() ? 0 : gpu.l2.coalescer_lines_per_gpc;
-  for (int g = 0; g < gpcs; ++g) coalescers_.emplace_back(lines, gpu.l2.coalescer_ways);
+  for (int g = 0; g < gpcs; ++g) coalescers_.emplace_back(lines, gpu.l2.coalescer_ways, gpu.l2.coalescer_merges_per_request);
 }
 
 void MemorySystem::gather_lines(const Box& box) {
@@ -51,10 +51,18 @@ void MemorySystem::gather_lines(const Box& box) {
   totals_.l2_line_lookups += static_cast<long long>(lines_.size());
 }
 
-MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, const RequestCoalescer& coalescer, bool promote) {
+MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, RequestCoalescer& coalescer, bool promote) {
   SectoredCache& near = partitions_[partition];
   BoxOutcome out;
   looked_up_.clear();
+  fills_.clear();
+  // A hit on a pending line lands when the fill does, plus the trip over the fabric for one
+  // homed across (microbench/l2_pending_hit.json: a follower of the other partition lands 64 ns
+  // after the leader where one of the leader's lands 16 ns after it).
+  const auto note = [&](const LookupOutcome& o, Cycle extra) {
+    if (o.hit_sectors > 0 && o.hit_ready > 0) out.hit_ready = std::max(out.hit_ready, o.hit_ready + extra);
+    if (o.miss_sectors > 0) fills_.push_back(o);
+  };
   // A line homed across may be looked up there too: its set is prefetched on both sides.
   const auto prefetch = [&](LineAddress line) {
     near.prefetch(line);
@@ -78,6 +86,7 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, const RequestCo
       looked_up_.push_back(req);
     }
     const LookupOutcome o = near.read(req.line, req.sectors);
+    note(o, 0);
     totals_.sm_read_sectors += o.hit_sectors + o.miss_sectors;
     totals_.near_read_hit_sectors += o.hit_sectors;
     out.l2_sectors += o.hit_sectors;
@@ -88,6 +97,7 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, const RequestCo
       out.dram_sectors += o.miss_sectors;
       if (promote) {
         const LookupOutcome b = near.read(buddy, full_line_);
+        if (b.miss_sectors > 0) fills_.push_back(b);
         totals_.sm_read_sectors += line_sectors;
         totals_.near_read_hit_sectors += b.hit_sectors;
         out.promoted_dram_sectors += b.miss_sectors;
@@ -96,6 +106,7 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, const RequestCo
     }
     SectoredCache& home_partition = partitions_[home];
     const LookupOutcome far = home_partition.read(req.line, o.missed);
+    note(far, far_latency_ - near_latency_);
     totals_.fabric_read_sectors += o.miss_sectors;
     totals_.far_read_hit_sectors += far.hit_sectors;
     out.l2_sectors += far.hit_sectors;
@@ -103,6 +114,7 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, const RequestCo
     out.dram_sectors += far.miss_sectors;
     if (promote && far.miss_sectors > 0) {
       const LookupOutcome b = home_partition.read(buddy, full_line_);
+      if (b.miss_sectors > 0) fills_.push_back(b);
       totals_.fabric_promotion_sectors += line_sectors;
       totals_.fabric_promotion_hit_sectors += b.hit_sectors;
       out.promoted_dram_sectors += b.miss_sectors;
@@ -136,11 +148,12 @@ Cycle MemorySystem::read_box(Cycle issue, int sm, const Box& box, SectorCount& o
   const ByteCount dram_bytes = (o.dram_sectors + o.promoted_dram_sectors) << sector_shift_;
   totals_.dram_read_bytes += dram_bytes;
 
-  Cycle done = std::max(issue + near_latency_, o.coalesced_ready);
+  Cycle done = std::max({issue + near_latency_, o.coalesced_ready, o.hit_ready});
   const ByteCount looked_up_bytes = (o.l2_sectors - o.coalesced_sectors + o.dram_sectors) << sector_shift_;
   if (looked_up_bytes > 0)
     done = std::max(done, l2_bandwidth_.serve(issue, looked_up_bytes) + (o.far_sectors > 0 ? far_latency_ : near_latency_));
   if (dram_bytes > 0) done = std::max(done, dram_.serve(issue, dram_bytes) + dram_latency_);
+  for (const LookupOutcome& fill : fills_) SectoredCache::set_fill_ready(fill, done);
   if (coalescer.enabled())
     for (const LineRequest& req : looked_up_) coalescer.insert(req.line, req.sectors, done);
   return done;

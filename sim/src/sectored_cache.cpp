@@ -31,7 +31,7 @@ std::uint64_t match_ways(const std::uint32_t* tags, std::uint32_t tag, int ways)
 
 SectoredCache::SectoredCache(const CacheGeometry& g)
     : sets_(g.size_bytes / (static_cast<std::int64_t>(g.line_bytes) * g.ways)), ways_(g.ways),
-      words_per_set_(2 * static_cast<std::size_t>(g.ways) + 1 + (static_cast<std::size_t>(g.ways) + 3) / 4) {
+      words_per_set_(3 * static_cast<std::size_t>(g.ways) + 1 + (static_cast<std::size_t>(g.ways) + 3) / 4) {
   if (sets_ < 1 || sets_ >= (std::int64_t{1} << 32) || g.line_bytes / g.sector_bytes > 8 || ways_ > 64)
     throw std::invalid_argument("cache geometry: need 1..2^32 sets, at most 64 ways and 8 sectors per line");
   words_.assign(static_cast<std::size_t>(sets_) * words_per_set_, 0);
@@ -44,6 +44,7 @@ LookupOutcome SectoredCache::read(LineAddress line, SectorMask sectors) {
   Tag* tags = &words_[set * words_per_set_];
   std::uint32_t* last_use = tags + ways_;
   std::uint32_t& clock = last_use[ways_];
+  std::uint32_t* fill_ready = &clock + 1;
   SectorMask* valid = valid_of(set);
   const Tag tag = static_cast<Tag>(line);
   ++clock;
@@ -55,6 +56,8 @@ LookupOutcome SectoredCache::read(LineAddress line, SectorMask sectors) {
     out.missed = missing;
     out.miss_sectors = sectors_in(missing);
     out.hit_sectors = sectors_in(sectors) - out.miss_sectors;
+    out.hit_ready = fill_ready[w];
+    if (missing != 0) out.fill_ready = &fill_ready[w];
     valid[w] |= sectors;
     last_use[w] = clock;
     return out;
@@ -73,6 +76,8 @@ LookupOutcome SectoredCache::read(LineAddress line, SectorMask sectors) {
   tags[victim] = tag;
   last_use[victim] = clock;
   valid[victim] = sectors;
+  fill_ready[victim] = 0;
+  out.fill_ready = &fill_ready[victim];
   return out;
 }
 

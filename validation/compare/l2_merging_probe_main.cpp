@@ -66,12 +66,13 @@ int main(int argc, char** argv) {
   namespace po = boost::program_options;
   std::string gpu_name;
   std::vector<std::string> runs;
-  int coalescer_lines = -1, coalescer_ways = -1;
+  int coalescer_lines = -1, coalescer_ways = -1, coalescer_merges = -1;
   double max_mean_error = 0;
   po::options_description options("l2_merging_probe_replay [options] RUN.json...");
   options.add_options()("help", "this text")("gpu", po::value(&gpu_name)->default_value("h100"), "GPU profile")(
       "coalescer-lines", po::value(&coalescer_lines), "request coalescer lines per GPC (default: the profile's)")(
       "coalescer-ways", po::value(&coalescer_ways), "request coalescer ways (default: the profile's)")(
+      "coalescer-merges", po::value(&coalescer_merges), "reads merged into one request, 0: no limit (default: the profile's)")(
       "max-mean-error", po::value(&max_mean_error)->default_value(0.1),
       "largest accepted mean |replayed - measured| lookups per requested sector")(
       "runs", po::value(&runs)->composing(), "the probes' JSON outputs");
@@ -89,6 +90,7 @@ int main(int argc, char** argv) {
     tilesim::GpuProfile gpu = tilesim::load_gpu_profile(gpu_name);
     if (coalescer_lines >= 0) gpu.l2.coalescer_lines_per_gpc = coalescer_lines;
     if (coalescer_ways > 0) gpu.l2.coalescer_ways = coalescer_ways;
+    if (coalescer_merges >= 0) gpu.l2.coalescer_merges_per_request = coalescer_merges;
     double worst = 0, sum = 0;
     const auto launches = read_runs(runs);
     std::printf("%-55s %22s  %18s\n", "launch", "lookups/sector meas pred", "walk us meas pred");
