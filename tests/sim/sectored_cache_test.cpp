@@ -59,6 +59,7 @@ TEST_CASE("sectored cache: a hit reports when the fill it waits for lands") {
   // Fetching more sectors later moves the line's fill time on; it never moves back.
   o = cache.read(set[0], 0b0100);
   SectoredCache::set_fill_ready(o, 800.0);
+  SectoredCache::set_fill_ready(o, 600.0);
   CHECK(cache.read(set[0], 0b0001).hit_ready == 801);
   // A line allocated anew starts with no pending fill.
   cache.read(set[1], 0b1111);
