@@ -57,8 +57,8 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, RequestCoalesce
   looked_up_.clear();
   fills_.clear();
   // A hit on a pending line lands when the fill does, plus the trip over the fabric for one
-  // homed across (microbench/l2_pending_hit.json: a follower of the other partition lands 64 ns
-  // after the leader where one of the leader's lands 16 ns after it).
+  // homed across (microbench/l2_pending_hit.json: 128 ns behind the leader, a follower of the other
+  // partition lands 64 ns after it, one of the leader's partition 16 ns after it).
   const auto note = [&](const LookupOutcome& o, Cycle extra) {
     if (o.hit_sectors > 0 && o.hit_ready > 0) out.hit_ready = std::max(out.hit_ready, o.hit_ready + extra);
     if (o.miss_sectors > 0) fills_.push_back(o);

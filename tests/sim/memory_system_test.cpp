@@ -80,7 +80,7 @@ TEST_CASE("pending fills: a hit on a line still on its way from DRAM lands with 
 
 // validation/data/h100/microbench/l2_pending_hit.json: a leader SM loads a cold 16 KB TMA box,
 // an SM of another GPC the same box 0-3000 ns later. On the GPU the follower's box never lands
-// before the leader's (0-128 ns after it up to 224 ns behind, where a hit alone would land sooner).
+// before the leader's (0-192 ns after it at 0-224 ns behind, where a hit alone would land sooner).
 // Replayed through the H100 profile: the follower lands no earlier than the leader, and when it
 // lands after it matches within 150 ns (the model's DRAM box latency is ~100 ns short of the
 // probe's, which shifts the gap once the follower sees a plain hit).
