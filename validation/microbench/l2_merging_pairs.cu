@@ -20,7 +20,8 @@ namespace ptx = tilesim::kernels::ptx;
 using microbench::kProbeBoxBytes;
 
 constexpr int kBoxes = 512; // 8 MB
-enum Role : int8_t { kIdle = 0, kLeader = 1, kFollower = 2 };
+using microbench::kFollower;
+using microbench::kIdle;
 
 // One CTA per SM (its shared memory says so); `role_of_sm` picks who walks. All CTAs meet at a
 // start line first, so the delay counts from a common moment.
@@ -30,11 +31,7 @@ __global__ void pair_walk(const __grid_constant__ CUtensorMap map, const int8_t*
   __shared__ uint64_t full;
   uint8_t* box = microbench::aligned_1024(smem_raw);
   if (threadIdx.x != 0) return;
-  const int8_t role = role_of_sm[ptx::sm_id()];
-  ptx::mbarrier_init(&full, 1);
-  ptx::fence_barrier_init();
-  ptx::prefetch_tensor_map(&map);
-  microbench::wait_at_start_line(arrived);
+  const microbench::PairRole role = microbench::start_pair_walker(&map, &full, role_of_sm, arrived);
   if (role == kIdle) return;
   if (role == kFollower) {
     const uint64_t start = ptx::global_timer_ns();
@@ -60,11 +57,7 @@ int main() {
   const int smem = kProbeBoxBytes + 1024;
   CHECK_CUDA(cudaFuncSetAttribute(pair_walk, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
 
-  struct Launch {
-    int leader, follower; // SM ids; follower -1: the leader alone
-    long long delay_ns;
-  };
-  std::vector<Launch> launches{{0, -1, 0}};
+  std::vector<microbench::PairLaunch> launches{{0, -1, 0}};
   for (int follower = 1; follower < 18; ++follower) launches.push_back({0, follower, 1000});
   for (const int follower : {32, 33, 48, 49, 64, 65, 80, 81, 96, 97, 112, 113, 120, 121, 122, 123, 124, 131})
     launches.push_back({0, follower, 1000});
@@ -80,11 +73,8 @@ int main() {
   std::printf("{\n \"gpu\": \"%s\", \"sms\": %d, \"box_bytes\": %d, \"boxes\": %d, \"in_flight\": 1,\n \"launches\": [", prop.name,
               sms, kProbeBoxBytes, kBoxes);
   for (size_t i = 0; i < launches.size(); ++i) {
-    const Launch& l = launches[i];
-    std::vector<int8_t> role(sms, kIdle);
-    role[l.leader] = kLeader;
-    if (l.follower >= 0) role[l.follower] = kFollower;
-    CHECK_CUDA(cudaMemcpy(roles, role.data(), sms, cudaMemcpyHostToDevice));
+    const microbench::PairLaunch& l = launches[i];
+    microbench::upload_pair_roles(roles, sms, l, kProgram);
     region.prepare_walk(sms, kProgram);
     pair_walk<<<sms, 32, smem>>>(region.map, roles, l.delay_ns, region.arrived, region.sink);
     CHECK_CUDA(cudaGetLastError());

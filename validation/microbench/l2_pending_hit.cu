@@ -23,7 +23,9 @@ using microbench::kProbeBoxBytes;
 constexpr int kBoxes = 32;
 constexpr long long kSlotNs = 8000; // far longer than a box's DRAM latency: boxes never overlap
 constexpr long long kLeadInNs = 20000;
-enum Role : int8_t { kIdle = 0, kLeader = 1, kFollower = 2 };
+using microbench::kFollower;
+using microbench::kIdle;
+using microbench::kLeader;
 
 struct BoxTimes {
   unsigned long long issue_ns;
@@ -45,11 +47,7 @@ __global__ void timed_pair(const __grid_constant__ CUtensorMap map, const int8_t
   __shared__ uint64_t full;
   uint8_t* box = microbench::aligned_1024(smem_raw);
   if (threadIdx.x != 0) return;
-  const int8_t role = role_of_sm[ptx::sm_id()];
-  ptx::mbarrier_init(&full, 1);
-  ptx::fence_barrier_init();
-  ptx::prefetch_tensor_map(&map);
-  microbench::wait_at_start_line(arrived);
+  const microbench::PairRole role = microbench::start_pair_walker(&map, &full, role_of_sm, arrived);
   if (role == kIdle) return;
   volatile unsigned long long* shared_origin = origin;
   if (role == kLeader) *shared_origin = ptx::global_timer_ns() + kLeadInNs;
@@ -96,13 +94,9 @@ int main() {
   const int smem = kProbeBoxBytes + 1024;
   CHECK_CUDA(cudaFuncSetAttribute(timed_pair, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
 
-  struct Launch {
-    int leader, follower; // SM ids; follower -1: the leader alone
-    long long delay_ns;
-  };
   // SM 0 is in GPC 0 and L2 partition 0; SM 8 in GPC 4, partition 0; SM 2 in GPC 1, partition 1;
   // SM 1 shares SM 0's TPC (models/gpus/h100_sxm.json, sm.gpc and l2.sm_partition).
-  std::vector<Launch> launches{{0, -1, 0}};
+  std::vector<microbench::PairLaunch> launches{{0, -1, 0}};
   for (const int follower : {8, 2, 1})
     for (const long long delay : {0LL, 100LL, 200LL, 300LL, 400LL, 500LL, 600LL, 800LL, 1000LL, 1500LL, 3000LL})
       launches.push_back({0, follower, delay});
@@ -110,11 +104,8 @@ int main() {
               sms, kProbeBoxBytes, kBoxes, kSlotNs);
   std::vector<BoxTimes> host(2 * kBoxes);
   for (size_t i = 0; i < launches.size(); ++i) {
-    const Launch& l = launches[i];
-    std::vector<int8_t> role(sms, kIdle);
-    role[l.leader] = kLeader;
-    if (l.follower >= 0) role[l.follower] = kFollower;
-    CHECK_CUDA(cudaMemcpy(roles, role.data(), sms, cudaMemcpyHostToDevice));
+    const microbench::PairLaunch& l = launches[i];
+    microbench::upload_pair_roles(roles, sms, l, kProgram);
     CHECK_CUDA(cudaMemset(origin, 0, sizeof(unsigned long long)));
     CHECK_CUDA(cudaMemset(times, 0, 2 * kBoxes * sizeof(BoxTimes)));
     region.prepare_walk(sms, kProgram);

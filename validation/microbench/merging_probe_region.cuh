@@ -1,7 +1,7 @@
 // The region the L2 request-merging probes (l2_request_merging.cu, l2_merging_pairs.cu) walk: an
 // 8192 x 4096 bf16 tensor read as 128 x 64 boxes (16 KB, 128 lines of 128 B) through the kernels'
 // own tensor map (128-byte swizzle, 256-byte L2 promotion); a buffer four times the L2 to evict it
-// with before each walk; and the walkers' start line.
+// with before each walk; the walkers' start line; and the pieces the two-SM probes share.
 #pragma once
 
 #include "check_cuda.cuh"
@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 namespace microbench {
 
@@ -40,6 +41,36 @@ __device__ inline void wait_at_start_line(unsigned* arrived) {
   atomicAdd(arrived, 1u);
   while (atomicAdd(arrived, 0u) < gridDim.x) {
   }
+}
+
+// The two-SM probes (l2_merging_pairs.cu, l2_pending_hit.cu): one SM leads, one follows (or
+// none: the leader alone), every other SM's CTA only passes the start line.
+enum PairRole : int8_t { kIdle = 0, kLeader = 1, kFollower = 2 };
+
+struct PairLaunch {
+  int leader, follower; // SM ids; follower -1: the leader alone
+  long long delay_ns;
+};
+
+// Thread 0 of a pair probe's CTA, which loads one box at a time: its barrier set up, every CTA past
+// the start line; returns its SM's role.
+__device__ inline PairRole start_pair_walker(const CUtensorMap* map, uint64_t* full, const int8_t* role_of_sm,
+                                             unsigned* arrived) {
+  namespace ptx = tilesim::kernels::ptx;
+  const auto role = static_cast<PairRole>(role_of_sm[ptx::sm_id()]);
+  ptx::mbarrier_init(full, 1);
+  ptx::fence_barrier_init();
+  ptx::prefetch_tensor_map(map);
+  wait_at_start_line(arrived);
+  return role;
+}
+
+// Writes the launch's role of every SM to `role_of_sm` on the device.
+inline void upload_pair_roles(int8_t* role_of_sm, int sms, const PairLaunch& launch, const char* program) {
+  std::vector<int8_t> role(sms, kIdle);
+  role[launch.leader] = kLeader;
+  if (launch.follower >= 0) role[launch.follower] = kFollower;
+  check_cuda(cudaMemcpy(role_of_sm, role.data(), sms, cudaMemcpyHostToDevice), program, "cudaMemcpy(roles)");
 }
 
 struct ProbeRegion {

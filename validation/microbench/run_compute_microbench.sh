@@ -20,8 +20,11 @@ names=("${@:2}")
 for name in "${names[@]}"; do
   echo "== $name" >&2
   sources=("$here/$name.cu")
+  shown="$name.cu" # the sources as the recorded command names them
   # These make their tensor maps with the kernels' own maker.
-  case "$name" in tma_latency | l2_pending_hit) sources+=("$root/kernels/tensor_maps.cu") ;; esac
+  case "$name" in
+    tma_latency | l2_pending_hit) sources+=("$root/kernels/tensor_maps.cu") shown+=" kernels/tensor_maps.cu" ;;
+  esac
   # shellcheck disable=SC2086
   if ! "$nvcc" $flags -I"$root" -o "$tmp/$name" "${sources[@]}"; then
     echo "$name: build failed" >&2
@@ -30,17 +33,16 @@ for name in "${names[@]}"; do
   fi
   rc=0
   timeout 300 "$tmp/$name" >"$tmp/$name.out" || rc=$?
-  if ! python3 - "$tmp/$name.out" "$out_dir/$name.json" "${driver:-unknown}" "$rc" "$flags" "$name" <<'PY'; then
+  if ! python3 - "$tmp/$name.out" "$out_dir/$name.json" "${driver:-unknown}" "$rc" "$flags" "$name" "$shown" <<'PY'; then
 import datetime, json, os, shutil, sys
-raw, out, driver, rc, flags, name = sys.argv[1:7]
+raw, out, driver, rc, flags, name, sources = sys.argv[1:8]
 try:
     data = json.load(open(raw))
 except ValueError as e:
     if os.path.getsize(raw) > 0:  # keep what it printed (a crash mid-way) next to where the result goes
         shutil.copy(raw, out[:-5] + ".raw.txt")
     sys.exit(f"{name}: exit {rc}, output is not valid JSON ({e})")
-extra = " kernels/tensor_maps.cu" if name in ("tma_latency", "l2_pending_hit") else ""
-data["command"] = f"validation/microbench/run_compute_microbench.sh (nvcc {flags} -I. {name}.cu{extra}; run)"
+data["command"] = f"validation/microbench/run_compute_microbench.sh (nvcc {flags} -I. {sources}; run)"
 data["exit_code"] = int(rc)
 data["driver"] = driver
 data["date"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
