@@ -81,12 +81,12 @@ public:
     const TileIndex& t = item.tile;
     const size_t first = out.size();
     tile_boxes(t, k, out);
-    // The kernels' tensor maps ask for 256-byte L2 promotion (kernels/tensor_maps.cu).
+    // The kernels' tensor maps ask for 256-byte L2 promotion (kernels/common/tensor_maps.cu).
     if (uses_tma())
       for (size_t i = first; i < out.size(); ++i) out[i].box.l2_promotion_256b = true;
     if (!item.has_partner) return;
     // In a cluster the shared operand tile is loaded half by each CTA and multicast to both
-    // (kernels/grouped_gemm_kernel.cuh): W first, else X.
+    // (kernels/grouped_gemm/grouped_gemm_kernel.cuh): W first, else X.
     const TileIndex& p = item.partner;
     const bool share_b = p.expert == t.expert && p.col == t.col;
     const bool share_a = !share_b && p.row == t.row;

@@ -31,7 +31,7 @@ struct Cta {
   // The other CTA of a persistent cluster pair, -1 without one. The pair runs in lockstep: a
   // stage is free again only when both consumers released it (the empty barrier counts both
   // CTAs' warps) and an item is ready only when both producers' loads landed (each multicasts
-  // half of the shared tile into both CTAs): kernels/grouped_gemm_kernel.cuh.
+  // half of the shared tile into both CTAs): kernels/grouped_gemm/grouped_gemm_kernel.cuh.
   int partner = -1;
   std::vector<Cycle> stage_ready;
   // The producer finds a tile (TileScheduler::next) after issuing the previous tile's last load,

@@ -1,5 +1,5 @@
 // The grouped GEMM of kernels/ as a measured workload, built from a kernel spec.
-#include "kernels/grouped_gemm.h"
+#include "kernels/grouped_gemm/grouped_gemm.h"
 #include "models/kernel_spec.h"
 #include "models/launch_order.h"
 #include "models/launch_order_names.h"
@@ -17,7 +17,7 @@
 namespace tilesim::measure {
 namespace {
 
-// The kernel is one producer warpgroup plus two consumer warpgroups (kernels/grouped_gemm_kernel.cuh).
+// The kernel is one producer warpgroup plus two consumer warpgroups (kernels/grouped_gemm/grouped_gemm_kernel.cuh).
 constexpr int kKernelWarps = 12;
 constexpr int kCheckSamples = 48;
 // bf16 output of a K-long fp32 dot product: one bf16 rounding (2^-8 relative) dominates.

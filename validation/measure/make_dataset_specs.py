@@ -27,7 +27,7 @@ DENSE_ORDERS = ["row_major", "column_major", "grouped_m:8", "grouped_n:8", "serp
 GROUPED_ORDERS = DENSE_ORDERS + ["expert_major:8", "interleaved"]
 
 # (variant id, tile n, stages, persistent). The kernel supports tile 128 x {128, 256} x 64;
-# stages: the deepest ring that fits shared memory for each (kernels/grouped_gemm.h).
+# stages: the deepest ring that fits shared memory for each (kernels/grouped_gemm/grouped_gemm.h).
 VARIANTS = {
     "t128x256_p": (256, 4, True),
     "t128x256_np": (256, 4, False),

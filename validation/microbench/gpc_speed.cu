@@ -8,7 +8,7 @@
 // Prints, per kind and repeat, every SM's elapsed nanoseconds as JSON; grouping by GPC is left to
 // the reader (sm.gpc in the profile).
 #include "check_cuda.cuh"
-#include "kernels/ptx_wrappers.cuh"
+#include "kernels/common/ptx_wrappers.cuh"
 
 #include <cuda_runtime.h>
 

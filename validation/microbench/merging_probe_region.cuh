@@ -6,9 +6,9 @@
 
 #include "check_cuda.cuh"
 #include "l2_evict.cuh"
-#include "kernels/grouped_gemm.h"
-#include "kernels/ptx_wrappers.cuh"
-#include "kernels/tensor_maps.h"
+#include "kernels/grouped_gemm/grouped_gemm.h"
+#include "kernels/common/ptx_wrappers.cuh"
+#include "kernels/common/tensor_maps.h"
 
 #include <cuda.h>
 #include <cuda_runtime.h>

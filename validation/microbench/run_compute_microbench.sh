@@ -23,7 +23,7 @@ for name in "${names[@]}"; do
   shown="$name.cu" # the sources as the recorded command names them
   # These make their tensor maps with the kernels' own maker.
   case "$name" in
-    tma_latency | l2_pending_hit) sources+=("$root/kernels/tensor_maps.cu") shown+=" kernels/tensor_maps.cu" ;;
+    tma_latency | l2_pending_hit) sources+=("$root/kernels/common/tensor_maps.cu") shown+=" kernels/common/tensor_maps.cu" ;;
   esac
   # shellcheck disable=SC2086
   if ! "$nvcc" $flags -I"$root" -o "$tmp/$name" "${sources[@]}"; then

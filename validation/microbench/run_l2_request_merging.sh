@@ -14,7 +14,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 flags="-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a" # as validation/microbench/CMakeLists.txt
 # shellcheck disable=SC2086
-nvcc $flags -I"$root" -o "$tmp/probe" "$here/$probe.cu" "$root/kernels/tensor_maps.cu"
+nvcc $flags -I"$root" -o "$tmp/probe" "$here/$probe.cu" "$root/kernels/common/tensor_maps.cu"
 metrics=lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum,lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum,lts__t_sectors_srcunit_ltcfabric_op_read.sum,lts__t_sectors_srcunit_ltcfabric.sum,l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum,dram__bytes_read.sum,gpu__time_duration.sum
 # The probe flushes the L2 itself before each walk (ncu's flush would be the same; its own
 # `--cache-control all` is left off so that nothing else runs between the flush and the walk).
@@ -39,7 +39,7 @@ for entry, m in zip(data["launches"], launches):
     requested = entry.get("requested_sectors", data.get("requested_sectors_per_launch"))
     entry["l2_read_lookups_per_requested_sector"] = m["lts__t_sectors_srcunit_tex_op_read.sum"] / requested
 data["command"] = (f"validation/microbench/run_l2_request_merging.sh OUT.json {name} (nvcc " + flags +
-                   f" -I. {name}.cu kernels/tensor_maps.cu; ncu --clock-control none --cache-control none)")
+                   f" -I. {name}.cu kernels/common/tensor_maps.cu; ncu --clock-control none --cache-control none)")
 data["driver"], data["ncu"] = driver, ncu_version
 data["date"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 json.dump(data, open(out, "w"), indent=1)

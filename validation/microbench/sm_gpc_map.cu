@@ -3,7 +3,7 @@
 // its %smid, join SMs into groups: SMs ever seen in one cluster share a GPC (union-find over all
 // launches). Prints the GPC of every SM, numbered by the lowest SM id in it, as JSON.
 #include "check_cuda.cuh"
-#include "kernels/ptx_wrappers.cuh"
+#include "kernels/common/ptx_wrappers.cuh"
 
 #include <cuda_runtime.h>
 

@@ -8,7 +8,7 @@
 // the L2 has been flushed. Elapsed time is the latest %globaltimer end minus the earliest start
 // over the CTAs. Output: one JSON object on stdout.
 #include "check_cuda.cuh"
-#include "kernels/ptx_wrappers.cuh"
+#include "kernels/common/ptx_wrappers.cuh"
 
 #include <cuda.h>
 #include <cudaTypedefs.h> // PFN_cuTensorMapEncodeTiled
@@ -143,7 +143,7 @@ void wait_bounded(cudaEvent_t done) {
   check(err, "cudaEventQuery");
 }
 
-// The driver entry point through the runtime (as kernels/tensor_maps.cu), so no -lcuda is needed.
+// The driver entry point through the runtime (as kernels/common/tensor_maps.cu), so no -lcuda is needed.
 CUtensorMap encode_bf16_map(void* base, long long rows, int cols, const BoxWalk& w, CUtensorMapSwizzle swizzle) {
   void* symbol = nullptr;
   cudaDriverEntryPointQueryResult query{};

@@ -7,8 +7,8 @@
 // GPU rejects becomes an error entry and the others still run. Output: one JSON object.
 #include "check_cuda.cuh"
 #include "report_text.h"
-#include "kernels/ptx_wrappers.cuh"
-#include "kernels/wgmma.cuh"
+#include "kernels/common/ptx_wrappers.cuh"
+#include "kernels/common/wgmma.cuh"
 
 #include <cuda_runtime.h>
 #include <sys/wait.h>
@@ -74,7 +74,7 @@ constexpr int kSmemBytes = kStages * kStageBytes + 1024; // + room to align to t
     }                                                                                                                  \
   };
 
-// bf16 goes through the GEMM kernel's own wrappers (kernels/wgmma.cuh): the instruction it issues.
+// bf16 goes through the GEMM kernel's own wrappers (kernels/common/wgmma.cuh): the instruction it issues.
 struct Bf16N256 {
   using Acc = float;
   static constexpr int n = 256, k = 16, regs = 128;

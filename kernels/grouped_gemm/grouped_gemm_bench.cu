@@ -1,7 +1,7 @@
 // grouped_gemm_bench: times the grouped GEMM over the benchmark shapes and a sweep of tile shape,
 // ring depth, launch order and grid mode. CUDA events around every run, warm-up first, median of
 // --reps runs; inputs rotate over several buffer sets when one set would fit in L2.
-// Writes all results as JSON (--out) for kernels/bench_baselines.py and prints a summary table.
+// Writes all results as JSON (--out) for kernels/grouped_gemm/bench_baselines.py and prints a summary table.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/check_kernels.cuh"
-#include "kernels/grouped_gemm.h"
+#include "kernels/common/check_kernels.cuh"
+#include "kernels/grouped_gemm/grouped_gemm.h"
 #include "models/launch_order_names.h"
 
 namespace tk = tilesim::kernels;

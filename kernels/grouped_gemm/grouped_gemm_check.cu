@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/check_kernels.cuh"
-#include "kernels/grouped_gemm.h"
+#include "kernels/common/check_kernels.cuh"
+#include "kernels/grouped_gemm/grouped_gemm.h"
 #include "models/launch_order_names.h"
 
 namespace tk = tilesim::kernels;

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/grouped_gemm.h"
+#include "kernels/grouped_gemm/grouped_gemm.h"
 #include "models/launch_order_names.h"
 
 namespace {

@@ -14,15 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "kernels/common/kernel_error.h"
 #include "models/launch_order.h"
 
 namespace tilesim::kernels {
-
-// The one exception type of this layer; the message names the call or field and the fix.
-class KernelError : public std::runtime_error {
-public:
-  using std::runtime_error::runtime_error;
-};
 
 // One record per work item, written by the consumer when the tile is stored (trace[linear]).
 struct TileTrace {

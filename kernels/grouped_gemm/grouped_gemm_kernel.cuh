@@ -20,9 +20,9 @@
 
 #include <cstdint>
 
-#include "kernels/grouped_gemm.h"
-#include "kernels/ptx_wrappers.cuh"
-#include "kernels/wgmma.cuh"
+#include "kernels/grouped_gemm/grouped_gemm.h"
+#include "kernels/common/ptx_wrappers.cuh"
+#include "kernels/common/wgmma.cuh"
 #include "models/launch_order.h"
 
 namespace tilesim::kernels {

@@ -1,13 +1,13 @@
 // Host launcher: validates the problem, builds the tile space and tensor maps once, launches.
-#include "kernels/grouped_gemm.h"
+#include "kernels/grouped_gemm/grouped_gemm.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string>
 
-#include "kernels/grouped_gemm_kernel.cuh"
-#include "kernels/tensor_maps.h"
+#include "kernels/grouped_gemm/grouped_gemm_kernel.cuh"
+#include "kernels/common/tensor_maps.h"
 
 namespace tilesim::kernels {
 namespace {

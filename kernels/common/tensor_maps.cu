@@ -1,11 +1,11 @@
-#include "kernels/tensor_maps.h"
+#include "kernels/common/tensor_maps.h"
 
 #include <cuda_runtime_api.h>
 #include <cudaTypedefs.h> // PFN_cuTensorMapEncodeTiled
 
 #include <string>
 
-#include "kernels/grouped_gemm.h"
+#include "kernels/common/kernel_error.h"
 
 namespace tilesim::kernels {
 namespace {
