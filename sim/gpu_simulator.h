@@ -8,7 +8,9 @@
 #include "models/kernel_spec.h"
 #include "sim/kernel_result.h"
 
+#include <atomic>
 #include <functional>
+#include <stdexcept>
 
 namespace tilesim {
 
@@ -16,6 +18,13 @@ struct SimulationOptions {
   bool record_tiles = true;
   // Called now and then with the fraction of tiles finished (0..1).
   std::function<void(double)> progress;
+  // Checked between events: once it reads true, simulate() throws SimulationCancelled (the
+  // viewer's What-if Cancel button). Null: never cancelled.
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+struct SimulationCancelled : std::runtime_error {
+  SimulationCancelled() : std::runtime_error("simulation cancelled") {}
 };
 
 // Throws SpecError when the kernel cannot run on the GPU (does not fit, unsupported dtype).

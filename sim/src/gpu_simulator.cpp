@@ -285,7 +285,8 @@ KernelResult Simulation::run() {
       for (int b = 0; b < gpu_.sm.count && next_block_ < blocks_; ++b)
         launch_cta(first_launch, sm_of_block(b), {work_item(next_block_++)});
   }
-  while (!events_.empty()) {
+  for (long long n = 1; !events_.empty(); ++n) {
+    if (options_.cancel && n % 4096 == 0 && options_.cancel->load(std::memory_order_relaxed)) throw SimulationCancelled();
     const auto e = events_.pop();
     switch (e.payload.kind) {
     case EventKind::producer_issue: producer_issue(e.time, e.payload.cta); break;
