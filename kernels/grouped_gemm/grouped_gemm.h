@@ -15,17 +15,11 @@
 #include <vector>
 
 #include "kernels/common/kernel_error.h"
+#include "kernels/common/tile_trace.h"
+#include "models/kernel_spec.h"
 #include "models/launch_order.h"
 
 namespace tilesim::kernels {
-
-// One record per work item, written by the consumer when the tile is stored (trace[linear]).
-struct TileTrace {
-  int linear;                  // work-item index given to tile_at
-  int sm;                      // %smid of the CTA that ran it
-  unsigned long long start_ns; // %globaltimer when the consumer started the tile
-  unsigned long long end_ns;   // %globaltimer after its epilogue stores were issued
-};
 
 struct GroupedGemmProblem {
   int experts = 1;
@@ -38,6 +32,8 @@ struct GroupedGemmProblem {
   int stages = 4;
   bool persistent = true; // grid ~ SM count (clusters of 2 that fit), else one CTA per tile
   LaunchOrder order{};
+  // none: Y = X * W^T; bias_relu / bias_gelu: Y = act(X * W^T + bias[e]) with bias [experts, n] bf16.
+  GemmEpilogue epilogue = GemmEpilogue::none;
 };
 
 // True for the tile shapes and ring depths this kernel is built for:
@@ -51,7 +47,9 @@ std::string grouped_gemm_unsupported_reason(int tile_m, int tile_n, int tile_k, 
 // row_offsets of the tile space. Construction validates everything and throws KernelError.
 class GroupedGemm {
 public:
-  GroupedGemm(const GroupedGemmProblem& problem, const void* x, const void* w, void* y, int sm_count);
+  // `bias` ([experts, n] bf16) is needed by a fused epilogue and must be null without one.
+  GroupedGemm(const GroupedGemmProblem& problem, const void* x, const void* w, void* y, int sm_count,
+              const void* bias = nullptr);
   ~GroupedGemm();
   GroupedGemm(const GroupedGemm&) = delete;
   GroupedGemm& operator=(const GroupedGemm&) = delete;

@@ -13,6 +13,8 @@
 // tensor rate, more than the H100 L2 delivers (v1, no multicast, measured 653 TFLOP/s; NOTES.md).
 // Epilogue: full tiles leave through shared memory and TMA stores that drain while the consumers
 // start the next tile; tiles that cross an expert's last token are stored directly, row-masked.
+// A fused epilogue (GemmEpilogue, a template parameter: the plain kernel compiles as before) adds
+// the expert's bias row and applies ReLU or GELU to the fp32 accumulators before they are packed.
 #pragma once
 
 #include <cuda.h>
@@ -21,7 +23,9 @@
 #include <cstdint>
 
 #include "kernels/grouped_gemm/grouped_gemm.h"
+#include "kernels/common/activations.cuh"
 #include "kernels/common/ptx_wrappers.cuh"
+#include "kernels/common/ring_cursor.cuh"
 #include "kernels/common/wgmma.cuh"
 #include "models/launch_order.h"
 
@@ -41,6 +45,7 @@ struct GroupedGemmParams {
   TileSpace space;           // row_offsets: device prefix sums of tile rows per expert
   const int* token_offsets;  // device, experts + 1 prefix sums of tokens
   __nv_bfloat16* y;          // [total_tokens, n]
+  const __nv_bfloat16* bias; // [experts, n] for a fused epilogue, else nullptr
   TileTrace* trace;          // device, one record per linear tile, or nullptr
   int n;
   int k_blocks;
@@ -126,18 +131,6 @@ template <int BlockN> struct SharedRing {
   __device__ uint64_t* empty(int s) const { return full(stages) + s; }
 };
 
-// Position in the ring: stage index and the parity of the phase it is in.
-struct RingCursor {
-  int stage = 0;
-  uint32_t phase = 0;
-  __device__ void advance(int stages) {
-    if (++stage == stages) {
-      stage = 0;
-      phase ^= 1;
-    }
-  }
-};
-
 struct TileRows {
   int first_token; // global row of the tile's first row
   int valid;       // rows of this tile that belong to the expert (<= block_m)
@@ -193,9 +186,28 @@ __device__ __forceinline__ void wgmma_k_block(float (&acc)[BlockN / 2], uint64_t
   }
 }
 
+// The bias of columns col and col + 1 of the expert's row (col even, n % 8 == 0: both exist or
+// neither; columns past n are never stored, so they get 0 and no load past the array).
+__device__ __forceinline__ float2 bias_pair(const GroupedGemmParams& p, int expert, int col) {
+  if (col >= p.n) return {0.0f, 0.0f};
+  return __bfloat1622float2(__ldg(reinterpret_cast<const __nv_bfloat162*>(p.bias + static_cast<int64_t>(expert) * p.n + col)));
+}
+
+template <GemmEpilogue Epilogue> __device__ __forceinline__ float2 epilogue_bias(const GroupedGemmParams& p, int expert, int col) {
+  if constexpr (Epilogue == GemmEpilogue::none) return {0.0f, 0.0f};
+  else return bias_pair(p, expert, col);
+}
+
+// One accumulator through the epilogue: as is, or bias + activation.
+template <GemmEpilogue Epilogue> __device__ __forceinline__ float epilogue_value(float acc, float bias) {
+  if constexpr (Epilogue == GemmEpilogue::bias_relu) return relu(acc + bias);
+  else if constexpr (Epilogue == GemmEpilogue::bias_gelu) return gelu_tanh(acc + bias);
+  else return acc;
+}
+
 // Accumulator fragment layout of wgmma m64nN (PTX ISA 9.7.15.5.1.1, "Matrix D"): thread t of the
 // warpgroup holds, for j in [0, N/8), rows 16*(t/32) + (t%32)/4 (+8) and columns 8j + 2*(t%4) (+1).
-template <int BlockN>
+template <int BlockN, GemmEpilogue Epilogue>
 __device__ __forceinline__ void store_tile(const GroupedGemmParams& p, const float (&acc)[BlockN / 2],
                                            const TileIndex& tile, TileRows rows, int consumer) {
   const int t = threadIdx.x % 128;
@@ -208,10 +220,13 @@ __device__ __forceinline__ void store_tile(const GroupedGemmParams& p, const flo
   for (int j = 0; j < BlockN / 8; ++j) {
     const int col = col0 + 8 * j; // n % 8 == 0 and col even: col < n implies col + 1 < n
     if (col < p.n) {
+      const float2 b = epilogue_bias<Epilogue>(p, tile.expert, col);
       if (write0)
-        *reinterpret_cast<__nv_bfloat162*>(row0 + col) = __floats2bfloat162_rn(acc[4 * j], acc[4 * j + 1]);
+        *reinterpret_cast<__nv_bfloat162*>(row0 + col) = __floats2bfloat162_rn(
+            epilogue_value<Epilogue>(acc[4 * j], b.x), epilogue_value<Epilogue>(acc[4 * j + 1], b.y));
       if (write1)
-        *reinterpret_cast<__nv_bfloat162*>(row1 + col) = __floats2bfloat162_rn(acc[4 * j + 2], acc[4 * j + 3]);
+        *reinterpret_cast<__nv_bfloat162*>(row1 + col) = __floats2bfloat162_rn(
+            epilogue_value<Epilogue>(acc[4 * j + 2], b.x), epilogue_value<Epilogue>(acc[4 * j + 3], b.y));
     }
   }
 }
@@ -227,7 +242,7 @@ __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
 // thread stores each chunk with TMA. Two chunk buffers per consumer: chunk c reuses the buffer of
 // chunk c - 2 once that store has read it. The consumers go on to the next tile while the stores
 // drain. (Direct 4-byte global stores cost ~10% of the whole run: measured with stores skipped.)
-template <int BlockN>
+template <int BlockN, GemmEpilogue Epilogue>
 __device__ __forceinline__ void store_tile_tma(const GroupedGemmParams& p, const SharedRing<BlockN>& ring,
                                                const CUtensorMap* y_map, const float (&acc)[BlockN / 2],
                                                const TileIndex& tile, TileRows rows, int consumer) {
@@ -245,8 +260,11 @@ __device__ __forceinline__ void store_tile_tma(const GroupedGemmParams& p, const
     for (int u = 0; u < 8; ++u) {
       const int j = 8 * c + u;
       const int offset = ((u ^ swizzle) * 16) + 4 * (t % 4);
-      *reinterpret_cast<uint32_t*>(buffer + r0 * 128 + offset) = pack_bf16x2(acc[4 * j], acc[4 * j + 1]);
-      *reinterpret_cast<uint32_t*>(buffer + (r0 + 8) * 128 + offset) = pack_bf16x2(acc[4 * j + 2], acc[4 * j + 3]);
+      const float2 b = epilogue_bias<Epilogue>(p, tile.expert, tile.col * BlockN + 8 * j + 2 * (t % 4));
+      *reinterpret_cast<uint32_t*>(buffer + r0 * 128 + offset) =
+          pack_bf16x2(epilogue_value<Epilogue>(acc[4 * j], b.x), epilogue_value<Epilogue>(acc[4 * j + 1], b.y));
+      *reinterpret_cast<uint32_t*>(buffer + (r0 + 8) * 128 + offset) =
+          pack_bf16x2(epilogue_value<Epilogue>(acc[4 * j + 2], b.x), epilogue_value<Epilogue>(acc[4 * j + 3], b.y));
     }
     ptx::fence_proxy_async_shared();
     ptx::named_barrier_sync(1 + consumer, 128);
@@ -264,7 +282,7 @@ template <int BlockN> __device__ __forceinline__ void release_stage(const Shared
     ptx::mbarrier_arrive_cluster(ptx::map_to_cluster_rank(ring.empty(s), cta));
 }
 
-template <int BlockN>
+template <int BlockN, GemmEpilogue Epilogue>
 __device__ __forceinline__ void consumer_loop(const GroupedGemmParams& p, const SharedRing<BlockN>& ring,
                                               const CUtensorMap* y_map, int consumer) {
   using Shape = TileShape<BlockN>;
@@ -301,9 +319,9 @@ __device__ __forceinline__ void consumer_loop(const GroupedGemmParams& p, const 
       // the next expert's rows are never touched; full tiles go out through TMA.
       const TileRows rows = tile_rows(p, work.tile, Shape::block_m);
       if (rows.valid == Shape::block_m)
-        store_tile_tma<BlockN>(p, ring, y_map, acc, work.tile, rows, consumer);
+        store_tile_tma<BlockN, Epilogue>(p, ring, y_map, acc, work.tile, rows, consumer);
       else
-        store_tile<BlockN>(p, acc, work.tile, rows, consumer);
+        store_tile<BlockN, Epilogue>(p, acc, work.tile, rows, consumer);
       if (trace_writer) {
         TileTrace& record = p.trace[work.linear];
         record.linear = work.linear;
@@ -315,7 +333,7 @@ __device__ __forceinline__ void consumer_loop(const GroupedGemmParams& p, const 
   if (threadIdx.x % 128 == 0) ptx::bulk_wait_group<0>(); // the chunks stay alive until stored
 }
 
-template <int BlockN>
+template <int BlockN, GemmEpilogue Epilogue>
 __global__ void __launch_bounds__(TileShape<BlockN>::threads, 1)
     grouped_gemm_kernel(const __grid_constant__ TensorMaps maps, const GroupedGemmParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -343,7 +361,7 @@ __global__ void __launch_bounds__(TileShape<BlockN>::threads, 1)
     if (threadIdx.x == 0) producer_loop<BlockN>(p, ring, maps);
   } else {
     ptx::setmaxnreg_inc<232>();
-    consumer_loop<BlockN>(p, ring, &maps.y, warpgroup - 1);
+    consumer_loop<BlockN, Epilogue>(p, ring, &maps.y, warpgroup - 1);
   }
   // Neither CTA leaves while its peer may still arrive on its barriers.
   ptx::cluster_arrive();

@@ -1,0 +1,226 @@
+// Host launcher of the mixed-input GEMM: validates the problem and its buffers, builds the tile
+// space and tensor maps once, picks the compiled instantiation, launches.
+#include "kernels/mixed_input/mixed_input_gemm.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "kernels/common/tensor_maps.h"
+#include "kernels/mixed_input/mixed_input_kernel.cuh"
+
+namespace tilesim::kernels {
+namespace {
+
+using mixed_input::Params;
+using mixed_input::TensorMaps;
+using mixed_input::TileShape;
+
+void check_cuda(cudaError_t err, const char* call) {
+  if (err != cudaSuccess) throw KernelError(std::string(call) + " failed: " + cudaGetErrorString(err));
+}
+
+void require(bool ok, const std::string& message) {
+  if (!ok) throw KernelError("MixedInputProblem: " + message);
+}
+
+int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+// 227 KB is the most shared memory a block may opt into on sm_90.
+constexpr int kMaxSharedBytes = 227 * 1024;
+constexpr int kGroupSize = 128;
+
+template <int T, int C, dequant::Conversion Path> struct Instance {
+  using Shape = TileShape<T, C>;
+  static void enable_shared_memory(int bytes) {
+    static int enabled = 0; // raised once per instantiation, to the largest asked
+    if (bytes <= enabled) return;
+    check_cuda(cudaFuncSetAttribute(mixed_input::mixed_input_gemm_kernel<T, C, Path>,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
+               "cudaFuncSetAttribute(mixed_input_gemm_kernel, MaxDynamicSharedMemorySize)");
+    enabled = bytes;
+  }
+  static int resident_per_sm(int stages) {
+    enable_shared_memory(Shape::shared_bytes(stages));
+    int blocks = 0;
+    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, mixed_input::mixed_input_gemm_kernel<T, C, Path>,
+                                                             Shape::threads, Shape::shared_bytes(stages)),
+               "cudaOccupancyMaxActiveBlocksPerMultiprocessor(mixed_input_gemm_kernel)");
+    return blocks;
+  }
+  static void launch(const TensorMaps& maps, const Params& p, int grid, cudaStream_t stream) {
+    enable_shared_memory(Shape::shared_bytes(p.stages));
+    mixed_input::mixed_input_gemm_kernel<T, C, Path>
+        <<<grid, Shape::threads, Shape::shared_bytes(p.stages), stream>>>(maps, p);
+    check_cuda(cudaGetLastError(), "mixed_input_gemm_kernel launch");
+  }
+};
+
+// Calls f.template operator()<Instance<...>>() for the problem's compiled instantiation.
+template <class F> auto dispatch(const MixedInputProblem& p, F&& f) {
+  const bool prmt = p.conversion == ConversionPath::prmt;
+  constexpr auto fast = dequant::Conversion::prmt;
+  constexpr auto naive = dequant::Conversion::cvt;
+  switch (p.tile_tokens) {
+  case 16: return prmt ? f(Instance<16, 1, fast>{}) : f(Instance<16, 1, naive>{});
+  case 32: return prmt ? f(Instance<32, 1, fast>{}) : f(Instance<32, 1, naive>{});
+  case 64: return prmt ? f(Instance<64, 1, fast>{}) : f(Instance<64, 1, naive>{});
+  case 128: return prmt ? f(Instance<128, 2, fast>{}) : f(Instance<128, 2, naive>{});
+  default: return prmt ? f(Instance<256, 2, fast>{}) : f(Instance<256, 2, naive>{});
+  }
+}
+
+int stage_bytes(int tile_tokens, int tile_n) { return tile_tokens * 64 * 2 + tile_n * 64; }
+
+} // namespace
+
+std::string mixed_input_unsupported_reason(int tile_tokens, int tile_n, int tile_k, int stages) {
+  if (tile_k != 64) return "tile_k = " + std::to_string(tile_k) + " is not supported; use 64";
+  const bool small = tile_tokens == 16 || tile_tokens == 32 || tile_tokens == 64;
+  const bool large = tile_tokens == 128 || tile_tokens == 256;
+  if (!small && !large)
+    return "tile_tokens (tile m) = " + std::to_string(tile_tokens) + " is not supported; use 16, 32, 64, 128 or 256";
+  if (small && tile_n != 64)
+    return "tile_n = " + std::to_string(tile_n) + " with " + std::to_string(tile_tokens) +
+           "-token tiles is not supported; use 64 (one consumer warpgroup)";
+  if (large && tile_n != 128)
+    return "tile_n = " + std::to_string(tile_n) + " with " + std::to_string(tile_tokens) +
+           "-token tiles is not supported; use 128 (two consumer warpgroups)";
+  const int max_stages = std::min(16, (kMaxSharedBytes - 1024) / (stage_bytes(tile_tokens, tile_n) + 16));
+  if (stages < 2 || stages > max_stages)
+    return "stages = " + std::to_string(stages) + " is not supported for " + std::to_string(tile_tokens) + "x" +
+           std::to_string(tile_n) + " tiles; use 2.." + std::to_string(max_stages) +
+           " (shared memory holds at most that many)";
+  return {};
+}
+
+struct MixedInputGemm::Impl {
+  MixedInputProblem problem;
+  TensorMaps maps{};
+  Params params{};
+  int* device_offsets = nullptr; // row_offsets (experts + 1) then token_offsets (experts + 1)
+  int tiles = 0;
+  int grid = 0;
+  int total_tokens = 0;
+};
+
+std::size_t MixedInputGemm::scale_count(const MixedInputProblem& p) {
+  const std::size_t channels = static_cast<std::size_t>(p.experts) * static_cast<std::size_t>(p.n);
+  return p.scale_group ? channels * static_cast<std::size_t>(p.k / p.scale_group) : channels;
+}
+
+std::size_t MixedInputGemm::zero_count(const MixedInputProblem& p) {
+  return p.weight == WeightType::uint8 ? static_cast<std::size_t>(p.experts) * static_cast<std::size_t>(p.n) : 0;
+}
+
+MixedInputGemm::MixedInputGemm(const MixedInputProblem& problem, const MixedInputBuffers& buffers, int sm_count)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.problem = problem;
+  const std::string reason =
+      mixed_input_unsupported_reason(problem.tile_tokens, problem.tile_n, 64, problem.stages);
+  require(reason.empty(), reason);
+  require(problem.experts >= 1, "experts = " + std::to_string(problem.experts) + " must be >= 1");
+  require(static_cast<int>(problem.tokens_per_expert.size()) == problem.experts,
+          "tokens_per_expert has " + std::to_string(problem.tokens_per_expert.size()) + " entries, experts = " +
+              std::to_string(problem.experts));
+  require(problem.n >= 8 && problem.n % 8 == 0,
+          "n = " + std::to_string(problem.n) + " must be a positive multiple of 8 (16-byte rows of Y)");
+  require(problem.k >= 16 && problem.k % 16 == 0,
+          "k = " + std::to_string(problem.k) + " must be a positive multiple of 16 (16-byte rows of W for TMA)");
+  require(problem.scale_group == 0 || problem.scale_group == kGroupSize,
+          "scale_group = " + std::to_string(problem.scale_group) + " is not supported; use 0 (per channel) or 128");
+  require(problem.scale_group == 0 || problem.k % problem.scale_group == 0,
+          "k = " + std::to_string(problem.k) + " is not a multiple of scale_group " +
+              std::to_string(problem.scale_group) + "; use a k that is, or per-channel scales (0)");
+  require(problem.weight == WeightType::int8 || problem.weight == WeightType::uint8,
+          "weight is neither int8 nor uint8");
+  require(static_cast<int>(problem.order.kind) >= 0 && problem.order.kind < LaunchOrderKind::count_,
+          "order.kind is not a LaunchOrderKind");
+  require(problem.order.group >= 1, "order.group = " + std::to_string(problem.order.group) + " must be >= 1");
+  require(sm_count >= 1, "sm_count = " + std::to_string(sm_count) + " must be >= 1");
+
+  const std::size_t want_scales = scale_count(problem), want_zeros = zero_count(problem);
+  require(buffers.scales != nullptr && buffers.scale_count == want_scales,
+          "scales has " + std::to_string(buffers.scales ? buffers.scale_count : 0) + " elements, expected " +
+              std::to_string(want_scales) + " (experts x n" + (problem.scale_group ? " x k / 128)" : ")"));
+  if (problem.weight == WeightType::uint8)
+    require(buffers.zeros != nullptr && buffers.zero_count == want_zeros,
+            "uint8 weights need zero points: zeros has " + std::to_string(buffers.zeros ? buffers.zero_count : 0) +
+                " elements, expected " + std::to_string(want_zeros) + " (experts x n)");
+  else
+    require(buffers.zeros == nullptr, "int8 weights are symmetric: pass no zero points (zeros = nullptr)");
+
+  std::vector<int> offsets(2 * (problem.experts + 1), 0); // row_offsets | token_offsets
+  int64_t tokens = 0;
+  for (int e = 0; e < problem.experts; ++e) {
+    const int count = problem.tokens_per_expert[e];
+    require(count >= 0, "tokens_per_expert[" + std::to_string(e) + "] = " + std::to_string(count) + " is negative");
+    offsets[e + 1] = offsets[e] + ceil_div(count, problem.tile_tokens);
+    tokens += count;
+    require(tokens <= std::numeric_limits<int>::max() - problem.tile_tokens, "total tokens overflow int");
+    offsets[problem.experts + 1 + e + 1] = static_cast<int>(tokens);
+  }
+  m.total_tokens = static_cast<int>(tokens);
+  require(static_cast<int64_t>(problem.experts) * problem.n <= std::numeric_limits<int>::max(),
+          "experts * n overflows int");
+  const int tile_cols = ceil_div(problem.n, problem.tile_n);
+  const int64_t tiles = static_cast<int64_t>(offsets[problem.experts]) * tile_cols;
+  require(tiles <= std::numeric_limits<int>::max(), "tile count overflows int");
+  m.tiles = static_cast<int>(tiles);
+  const int resident = dispatch(problem, [&](auto instance) { return decltype(instance)::resident_per_sm(problem.stages); });
+  require(resident >= 1, "no CTA with " + std::to_string(problem.stages) + " stages fits on an SM; use fewer stages");
+  m.grid = problem.persistent ? std::max(1, std::min(m.tiles, sm_count * resident)) : m.tiles;
+
+  if (m.total_tokens > 0) {
+    require(buffers.x != nullptr && buffers.w != nullptr && buffers.y != nullptr,
+            "x, w and y must be device pointers, got a null");
+    require(reinterpret_cast<uintptr_t>(buffers.x) % 16 == 0 && reinterpret_cast<uintptr_t>(buffers.w) % 16 == 0 &&
+                reinterpret_cast<uintptr_t>(buffers.y) % 16 == 0,
+            "x, w and y must be 16-byte aligned (TMA global addresses)");
+    m.maps.x = make_bf16_tensor_map_2d(buffers.x, static_cast<uint64_t>(m.total_tokens), problem.k,
+                                       problem.tile_tokens, 64);
+    m.maps.w = make_byte_tensor_map_2d(buffers.w, static_cast<uint64_t>(problem.experts) * problem.n, problem.k,
+                                       problem.tile_n);
+  }
+  check_cuda(cudaMalloc(&m.device_offsets, offsets.size() * sizeof(int)), "cudaMalloc(offsets)");
+  check_cuda(cudaMemcpy(m.device_offsets, offsets.data(), offsets.size() * sizeof(int), cudaMemcpyHostToDevice),
+             "cudaMemcpy(offsets)");
+
+  Params& p = m.params;
+  p.order = problem.order;
+  p.space = TileSpace{m.device_offsets, problem.experts, offsets[problem.experts], tile_cols};
+  p.token_offsets = m.device_offsets + problem.experts + 1;
+  p.scales = static_cast<const uint16_t*>(buffers.scales);
+  p.zeros = static_cast<const uint8_t*>(buffers.zeros);
+  p.y = static_cast<__nv_bfloat16*>(buffers.y);
+  p.trace = nullptr;
+  p.n = problem.n;
+  p.k_blocks = ceil_div(problem.k, 64);
+  p.groups = problem.scale_group ? problem.k / problem.scale_group : 0;
+  p.stages = problem.stages;
+  p.signed_weights = problem.weight == WeightType::int8;
+}
+
+MixedInputGemm::~MixedInputGemm() {
+  if (impl_ && impl_->device_offsets) cudaFree(impl_->device_offsets); // no throw from a destructor
+}
+
+void MixedInputGemm::run(cudaStream_t stream, TileTrace* trace) const {
+  const Impl& m = *impl_;
+  if (m.tiles == 0) return; // every expert empty: nothing to write
+  Params params = m.params;
+  params.trace = trace;
+  dispatch(m.problem, [&](auto instance) { decltype(instance)::launch(m.maps, params, m.grid, stream); });
+}
+
+int MixedInputGemm::tile_count() const { return impl_->tiles; }
+int MixedInputGemm::grid_size() const { return impl_->grid; }
+int MixedInputGemm::total_tokens() const { return impl_->total_tokens; }
+double MixedInputGemm::flops() const {
+  return 2.0 * impl_->total_tokens * static_cast<double>(impl_->problem.n) * impl_->problem.k;
+}
+const MixedInputProblem& MixedInputGemm::problem() const { return impl_->problem; }
+
+} // namespace tilesim::kernels

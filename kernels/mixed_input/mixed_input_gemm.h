@@ -1,0 +1,86 @@
+// Mixed-input (grouped) GEMM for Hopper (sm_90a): Y_e = X_e * dequant(W_e)^T for every expert e.
+//
+//   X      [total_tokens, k] bf16 row-major, tokens stacked by expert (any count >= 0 per expert)
+//   W      [experts, n, k]   int8 (symmetric) or uint8 (per-channel zero point), k contiguous
+//   scales [experts, n] bf16 (scale_group 0) or [experts, n, k / 128] (scale_group 128)
+//   zeros  [experts, n] uint8, uint8 weights only
+//   Y      [total_tokens, n] bf16 row-major, fp32 accumulation
+//   dequant(w) = (w - zero) * scale; with scale_group 128 the scaled weight is rounded to bf16
+//   before the product (the scale must be applied inside the K loop), with per-channel scales
+//   the fp32 sum is scaled once in the epilogue.
+//
+// A dense GEMM is experts = 1. Usable from plain C++: no CUDA types beyond cudaStream_t.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/common/kernel_error.h"
+#include "kernels/common/tile_trace.h"
+#include "models/launch_order.h"
+
+namespace tilesim::kernels {
+
+enum class WeightType : int { int8 = 0, uint8 = 1 };
+enum class ConversionPath : int { prmt = 0, cvt = 1 }; // kernels/mixed_input/dequant.h
+
+struct MixedInputProblem {
+  int experts = 1;
+  std::vector<int> tokens_per_expert; // size == experts
+  int n = 0;                          // multiple of 8
+  int k = 0;                          // multiple of 16 (W rows are 16-byte aligned for TMA)
+  WeightType weight = WeightType::int8;
+  int scale_group = 0;                // 0 (per channel) or 128
+  ConversionPath conversion = ConversionPath::prmt;
+  int tile_tokens = 16;               // tokens per tile: wgmma's N, 16 / 32 / 64 (tile_n 64) or 128 / 256 (tile_n 128)
+  int tile_n = 64;                    // output channels per tile: 64 per consumer warpgroup
+  int stages = 8;
+  bool persistent = true;             // grid ~ SM count, else one CTA per tile
+  LaunchOrder order{};
+};
+
+// The device buffers of one problem; element counts let the launcher refuse wrong lengths.
+struct MixedInputBuffers {
+  const void* x = nullptr;
+  const void* w = nullptr;
+  const void* scales = nullptr;
+  std::size_t scale_count = 0;
+  const void* zeros = nullptr; // uint8 only
+  std::size_t zero_count = 0;
+  void* y = nullptr;
+};
+
+// Empty when the kernel is built for this tile shape and ring depth, else what to change.
+std::string mixed_input_unsupported_reason(int tile_tokens, int tile_n, int tile_k, int stages);
+
+// Bound to one problem and one set of buffers: owns the tensor maps and the device tile space.
+// Construction validates everything and throws KernelError naming the field and the fix.
+class MixedInputGemm {
+public:
+  MixedInputGemm(const MixedInputProblem& problem, const MixedInputBuffers& buffers, int sm_count);
+  ~MixedInputGemm();
+  MixedInputGemm(const MixedInputGemm&) = delete;
+  MixedInputGemm& operator=(const MixedInputGemm&) = delete;
+
+  // Enqueues the kernel on `stream`. `trace` is a device array of tile_count() records or nullptr.
+  void run(cudaStream_t stream, TileTrace* trace) const;
+
+  int tile_count() const;
+  int grid_size() const;
+  int total_tokens() const;
+  double flops() const; // 2 * total_tokens * n * k
+  const MixedInputProblem& problem() const;
+
+  static std::size_t scale_count(const MixedInputProblem& p); // expected elements of `scales`
+  static std::size_t zero_count(const MixedInputProblem& p);  // expected elements of `zeros`
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace tilesim::kernels

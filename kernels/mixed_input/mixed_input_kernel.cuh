@@ -1,0 +1,295 @@
+// The mixed-input GEMM kernel: Y^T = dequant(W) * X^T per expert, on sm_90a (design log: NOTES.md).
+//
+// wgmma takes only its A operand from registers, so the converted weights are A: each consumer
+// warpgroup owns 64 output channels (wgmma's M), the tile's tokens are wgmma's N (16..256, so the
+// decode shapes with 1..64 tokens waste little), and X's tile comes from shared memory as B.
+// One CTA = one producer warpgroup (one thread issues TMA loads of the X tile [tokens x 64] and the
+// W tile [channels x 64 bytes] into a ring of `stages`, full/empty mbarriers per stage) + one or
+// two consumer warpgroups. A consumer reads its W bytes from shared memory (ld.shared, 64-byte
+// swizzle: conflict-free), converts them into the wgmma A fragment in registers (dequant.h) while
+// the previous K block's wgmma run, and issues 4 wgmma m64nTk16 per 64-deep K block.
+//
+// CTA blockIdx.x computes work items blockIdx.x, blockIdx.x + gridDim.x, ... (persistent: grid ~
+// SM count; otherwise one item each), each mapped to a tile by tilesim::tile_at, the walk the
+// simulator replays. Tiles that run past an expert's last token load the next expert's tokens
+// (or TMA's zeros) and mask them at the store, as the bf16 grouped GEMM does.
+#pragma once
+
+#include <cuda.h>
+#include <cuda_bf16.h>
+
+#include <cstdint>
+
+#include "kernels/common/ptx_wrappers.cuh"
+#include "kernels/common/ring_cursor.cuh"
+#include "kernels/common/tile_trace.h"
+#include "kernels/common/wgmma_rs.cuh"
+#include "kernels/mixed_input/dequant.h"
+#include "models/launch_order.h"
+
+namespace tilesim::kernels::mixed_input {
+
+struct TensorMaps {
+  CUtensorMap x; // bf16 [tokens, k], boxes of tile_tokens x 64, 128-byte swizzle
+  CUtensorMap w; // bytes [experts * n, k], boxes of tile_n x 64, 64-byte swizzle
+};
+
+struct Params {
+  LaunchOrder order;
+  TileSpace space;          // row_offsets: device prefix sums of token tiles per expert
+  const int* token_offsets; // device, experts + 1 prefix sums of tokens
+  const uint16_t* scales;   // bf16 bits, [experts * n] or [experts * n, groups]
+  const uint8_t* zeros;     // [experts * n], or nullptr (int8)
+  __nv_bfloat16* y;         // [total_tokens, n]
+  TileTrace* trace;         // one record per linear tile, or nullptr
+  int n;
+  int k_blocks;
+  int groups;         // scales per channel along K (k / 128), 0 for per-channel scales
+  int stages;
+  bool signed_weights; // int8: bytes are flipped to q + 128 and taken from 128
+};
+
+template <int BlockTokens, int Consumers> struct TileShape {
+  static constexpr int block_tokens = BlockTokens;
+  static constexpr int block_n = 64 * Consumers;
+  static constexpr int block_k = 64; // 128 bytes of X: one 128B-swizzle row; 64 bytes of W
+  static constexpr int consumers = Consumers;
+  static constexpr int threads = 128 * (Consumers + 1);
+  static constexpr int x_bytes = BlockTokens * block_k * 2;
+  static constexpr int w_bytes = block_n * block_k;
+  static constexpr int stage_bytes = x_bytes + w_bytes;
+  static constexpr int accumulators = BlockTokens / 2; // 64 x BlockTokens fp32 over 128 threads
+  static constexpr int release_arrivals = Consumers * 4; // every consumer warp
+  static int shared_bytes(int stages) { return 1024 + stages * (stage_bytes + 16); }
+};
+
+// Ring: X stages then W stages, each 1024-byte aligned (the swizzle atoms), then the barriers.
+template <class Shape> struct SharedRing {
+  uint8_t* base;
+  int stages;
+  __device__ SharedRing(uint8_t* raw, int stages_)
+      : base(reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023))),
+        stages(stages_) {}
+  __device__ uint8_t* x(int s) const { return base + s * Shape::x_bytes; }
+  __device__ uint8_t* w(int s) const { return base + stages * Shape::x_bytes + s * Shape::w_bytes; }
+  __device__ uint64_t* full(int s) const {
+    return reinterpret_cast<uint64_t*>(base + stages * Shape::stage_bytes) + s;
+  }
+  __device__ uint64_t* empty(int s) const { return full(stages) + s; }
+};
+
+// Owns this CTA's walk through the launch order: items blockIdx.x, + gridDim.x, ...
+struct TileWalk {
+  LaunchOrder order;
+  TileSpace space;
+  int item;
+  int count;
+  __device__ explicit TileWalk(const Params& p)
+      : order(p.order), space(p.space), item(static_cast<int>(blockIdx.x)), count(tile_count(p.space)) {}
+  __device__ bool next(int& linear, TileIndex& tile) {
+    if (item >= count) return false;
+    linear = item;
+    tile = tile_at(order, space, item);
+    item += static_cast<int>(gridDim.x);
+    return true;
+  }
+};
+
+struct TokenRows {
+  int first; // global token row of the tile's first token
+  int valid; // tokens of this tile that belong to the expert
+};
+
+__device__ __forceinline__ TokenRows token_rows(const Params& p, const TileIndex& t, int block_tokens) {
+  const int first = __ldg(p.token_offsets + t.expert) + t.local_row * block_tokens;
+  return {first, min(block_tokens, __ldg(p.token_offsets + t.expert + 1) - first)};
+}
+
+template <class Shape> __device__ __forceinline__ void producer_loop(const Params& p, const SharedRing<Shape>& ring,
+                                                                     const TensorMaps& maps) {
+  TileWalk walk(p);
+  RingCursor cursor;
+  int linear;
+  TileIndex tile;
+  while (walk.next(linear, tile)) {
+    const int x_row = token_rows(p, tile, Shape::block_tokens).first;
+    const int w_row = tile.expert * p.n + tile.col * Shape::block_n; // rows past n: masked at the store
+    for (int kb = 0; kb < p.k_blocks; ++kb) {
+      const int s = cursor.stage, k0 = kb * Shape::block_k;
+      ptx::mbarrier_wait(ring.empty(s), cursor.phase ^ 1);
+      ptx::mbarrier_arrive_expect_tx(ring.full(s), Shape::stage_bytes);
+      ptx::tma_load_2d(ring.x(s), &maps.x, k0, x_row, ring.full(s));
+      ptx::tma_load_2d(ring.w(s), &maps.w, k0, w_row, ring.full(s));
+      cursor.advance(ring.stages);
+    }
+  }
+}
+
+// Where a thread's weight bytes sit in a W stage. Thread (warp, lane) holds A-fragment rows
+// r = 16 warp + lane / 4 and r + 8 and, in each k16 step kk, K columns 16 kk + 8 h + 2 (lane % 4)
+// and + 1 (h = 0, 1): two bytes of the 32-bit word 4 kk + 2 h + (lane % 4) / 2 of the row. TMA's
+// 64-byte swizzle stores 16-byte unit u of row r at unit u ^ ((r / 2) % 4), which spreads the
+// warp's 16 distinct words over 16 banks. Rows r and r + 8 share the swizzle phase: + 512 bytes.
+struct FragmentSource {
+  uint32_t offset[4][2]; // byte offset of the word for (kk, h), row r
+  uint32_t byte;         // 0 or 2: the pair's first byte inside the word
+  __device__ FragmentSource(int row, int lane) : byte(2 * (lane & 1)) {
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+        offset[kk][h] = row * 64 + ((kk ^ ((row >> 1) & 3)) << 4) + ((2 * h + ((lane & 3) >> 1)) << 2);
+  }
+};
+
+// The channel constants a thread needs for its two rows.
+struct ChannelQuant {
+  float zero[2];       // effective zero (cvt path)
+  float magic_zero[2]; // 2^23 + effective zero (prmt path)
+  float scale[2];      // per-channel scale applied in the epilogue (1 with group scales)
+  int64_t scale_row[2];
+};
+
+// One K block: its W bytes into A fragments (converted, group-scaled), then 4 wgmma over its X.
+template <class Shape, dequant::Conversion Path>
+__device__ __forceinline__ void k_block(const Params& p, const SharedRing<Shape>& ring, const RingCursor& cursor,
+                                        const FragmentSource& src, const ChannelQuant& cq, int kb,
+                                        uint32_t (&frag)[4][4], float (&acc)[Shape::accumulators]) {
+  uint32_t group_scale[2] = {0, 0};
+  if (p.groups) // issued before the wait so that the load overlaps it
+    for (int i = 0; i < 2; ++i) group_scale[i] = __ldg(p.scales + cq.scale_row[i] + kb / 2);
+  ptx::mbarrier_wait(ring.full(cursor.stage), cursor.phase);
+  const uint8_t* w = ring.w(cursor.stage);
+  const uint32_t flip = dequant::flip_mask(p.signed_weights);
+  uint32_t word[2][4][2];
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int i = 0; i < 2; ++i)
+        word[i][kk][h] = *reinterpret_cast<const uint32_t*>(w + src.offset[kk][h] + i * 512) ^ flip;
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int i = 0; i < 2; ++i)
+        frag[kk][2 * h + i] = dequant::convert_pair<Path>(word[i][kk][h], src.byte, cq.zero[i], cq.magic_zero[i]);
+  if (p.groups) {
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+      for (int r = 0; r < 4; ++r)
+        frag[kk][r] = dequant::mul_bf16x2(frag[kk][r], group_scale[r & 1] * 0x10001u);
+  }
+  ptx::wgmma_fence(); // the fragments were written by ordinary instructions
+  const uint64_t desc_x = ptx::smem_descriptor_sw128(ring.x(cursor.stage));
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk) ptx::wgmma_rs<Shape::block_tokens>(acc, frag[kk], desc_x + 2 * kk);
+  ptx::wgmma_commit_group();
+}
+
+// Accumulator layout of wgmma m64nN (PTX ISA 9.7.15.5.1.1, "Matrix D"): thread t holds rows
+// (channels) 16 (t / 32) + (t % 32) / 4 and + 8, columns (tokens) 8 j + 2 (t % 4) and + 1.
+template <class Shape>
+__device__ __forceinline__ void store_tile(const Params& p, const float (&acc)[Shape::accumulators], TokenRows rows,
+                                           int channel0, const ChannelQuant& cq) {
+  const int t = threadIdx.x % 128;
+  const int channel[2] = {channel0, channel0 + 8};
+#pragma unroll
+  for (int j = 0; j < Shape::block_tokens / 8; ++j)
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+      const int token = 8 * j + 2 * (t % 4) + (c & 1);
+      const int i = c >> 1;
+      if (token < rows.valid && channel[i] < p.n)
+        p.y[static_cast<int64_t>(rows.first + token) * p.n + channel[i]] = __float2bfloat16_rn(acc[4 * j + c] * cq.scale[i]);
+    }
+}
+
+template <class Shape, dequant::Conversion Path>
+__device__ __forceinline__ void consumer_loop(const Params& p, const SharedRing<Shape>& ring, int consumer) {
+  const int t = threadIdx.x % 128, lane = t % 32;
+  const int row0 = consumer * 64 + 16 * (t / 32) + lane / 4; // tile-local channel of fragment row 0
+  const FragmentSource src(row0, lane);
+  const bool trace_writer = p.trace != nullptr && t == 0 && consumer == 0;
+  TileWalk walk(p);
+  RingCursor cursor;
+  int linear;
+  TileIndex tile;
+  float acc[Shape::accumulators];
+  uint32_t frag[2][4][4]; // two sets: one is converted while the wgmma of the other run
+  while (walk.next(linear, tile)) {
+    if (trace_writer) p.trace[linear].start_ns = ptx::global_timer_ns();
+    const int channel0 = tile.col * Shape::block_n + row0;
+    ChannelQuant cq;
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const int64_t row = static_cast<int64_t>(tile.expert) * p.n + min(channel0 + 8 * i, p.n - 1);
+      const uint32_t zero_point = p.zeros ? __ldg(p.zeros + row) : 0u;
+      cq.zero[i] = dequant::effective_zero(p.signed_weights, zero_point);
+      cq.magic_zero[i] = dequant::kMagicValue + cq.zero[i];
+      cq.scale_row[i] = row * p.groups;
+      cq.scale[i] = p.groups ? 1.0f : dequant::bf16_to_float(__ldg(p.scales + row));
+    }
+#pragma unroll
+    for (int i = 0; i < Shape::accumulators; ++i) acc[i] = 0.0f;
+    int previous_stage = -1;
+    for (int kb = 0; kb < p.k_blocks; ++kb) {
+      // Unrolled by two so that each fragment set is a fixed set of registers.
+      if (kb % 2 == 0)
+        k_block<Shape, Path>(p, ring, cursor, src, cq, kb, frag[0], acc);
+      else
+        k_block<Shape, Path>(p, ring, cursor, src, cq, kb, frag[1], acc);
+      // This block's wgmma stay in flight; the previous block's are done: its stage goes back.
+      ptx::wgmma_wait_group<1>();
+      if (previous_stage >= 0 && lane == 0) ptx::mbarrier_arrive(ring.empty(previous_stage));
+      previous_stage = cursor.stage;
+      cursor.advance(ring.stages);
+    }
+    ptx::wgmma_wait_group<0>();
+    if (lane == 0) ptx::mbarrier_arrive(ring.empty(previous_stage));
+#pragma unroll
+    for (int i = 0; i < Shape::accumulators; ++i) ptx::fence_operand(acc[i]);
+    store_tile<Shape>(p, acc, token_rows(p, tile, Shape::block_tokens), channel0, cq);
+    if (trace_writer) {
+      TileTrace& record = p.trace[linear];
+      record.linear = linear;
+      record.sm = static_cast<int>(ptx::sm_id());
+      record.end_ns = ptx::global_timer_ns();
+    }
+  }
+}
+
+template <int BlockTokens, int Consumers, dequant::Conversion Path>
+__global__ void __launch_bounds__(TileShape<BlockTokens, Consumers>::threads, 1)
+    mixed_input_gemm_kernel(const __grid_constant__ TensorMaps maps, const Params p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  using Shape = TileShape<BlockTokens, Consumers>;
+  extern __shared__ uint8_t shared_raw[];
+  const SharedRing<Shape> ring(shared_raw, p.stages);
+  const int warpgroup = threadIdx.x / 128;
+  if (threadIdx.x == 0) {
+    ptx::prefetch_tensor_map(&maps.x);
+    ptx::prefetch_tensor_map(&maps.w);
+    for (int s = 0; s < p.stages; ++s) {
+      ptx::mbarrier_init(ring.full(s), 1);
+      ptx::mbarrier_init(ring.empty(s), Shape::release_arrivals);
+    }
+    ptx::fence_barrier_init();
+  }
+  __syncthreads();
+  if (warpgroup == 0) {
+    // One thread issues the loads. With two consumers the registers go to them (the 128-token
+    // tiles hold 64..128 accumulators per thread); one consumer has 255 at launch already.
+    if constexpr (Consumers == 2) ptx::setmaxnreg_dec<40>();
+    if (threadIdx.x == 0) producer_loop<Shape>(p, ring, maps);
+  } else {
+    if constexpr (Consumers == 2) ptx::setmaxnreg_inc<232>();
+    consumer_loop<Shape, Path>(p, ring, warpgroup - 1);
+  }
+#endif
+}
+
+} // namespace tilesim::kernels::mixed_input
