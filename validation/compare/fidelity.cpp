@@ -69,6 +69,26 @@ double spearman(const std::vector<double>& x, const std::vector<double>& y) {
   return sxy / std::sqrt(sxx * syy);
 }
 
+double recommendation_regret(const std::vector<double>& predicted, const std::vector<double>& measured) {
+  if (predicted.empty() || predicted.size() != measured.size()) return 0.0;
+  const auto pick = std::min_element(predicted.begin(), predicted.end()) - predicted.begin();
+  const double best = *std::min_element(measured.begin(), measured.end());
+  return best > 0 ? measured[pick] / best - 1.0 : 0.0;
+}
+
+double SplitScore::mean_regret() const {
+  if (regret_by_shape.empty()) return 0.0;
+  double sum = 0;
+  for (const auto& [shape, r] : regret_by_shape) sum += r;
+  return sum / static_cast<double>(regret_by_shape.size());
+}
+
+double SplitScore::max_regret() const {
+  double m = 0;
+  for (const auto& [shape, r] : regret_by_shape) m = std::max(m, r);
+  return m;
+}
+
 double SplitScore::min_spearman() const {
   double m = 1.0;
   for (const auto& [shape, rho] : spearman_by_shape) m = std::min(m, rho);
@@ -82,6 +102,7 @@ SplitScore score(const std::vector<ConfigurationError>& rows, bool held_back, co
     if (r.held_back != held_back) continue;
     ++s.configurations;
     s.time_mape += std::abs(r.time_error);
+    s.time_bias += r.time_error;
     times_by_shape[r.shape].first.push_back(r.predicted_time_ms);
     times_by_shape[r.shape].second.push_back(r.measured_time_ms);
     if (!r.has_counters) continue;
@@ -91,7 +112,10 @@ SplitScore score(const std::vector<ConfigurationError>& rows, bool held_back, co
     s.l2_hit_mae_points += std::abs(r.l2_hit_points);
     s.l2_read_sectors_mape += std::abs(r.l2_read_sectors_error);
   }
-  if (s.configurations > 0) s.time_mape /= s.configurations;
+  if (s.configurations > 0) {
+    s.time_mape /= s.configurations;
+    s.time_bias /= s.configurations;
+  }
   if (s.with_counters > 0) {
     const double n = s.with_counters;
     s.dram_read_mape /= n;
@@ -99,8 +123,10 @@ SplitScore score(const std::vector<ConfigurationError>& rows, bool held_back, co
     s.l2_hit_mae_points /= n;
     s.l2_read_sectors_mape /= n;
   }
-  for (const auto& [shape, t] : times_by_shape)
+  for (const auto& [shape, t] : times_by_shape) {
     if (static_cast<int>(t.first.size()) >= bars.spearman_min_orders) s.spearman_by_shape[shape] = spearman(t.first, t.second);
+    if (t.first.size() >= 2) s.regret_by_shape[shape] = recommendation_regret(t.first, t.second);
+  }
   return s;
 }
 

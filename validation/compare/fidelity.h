@@ -41,9 +41,20 @@ struct SplitScore {
   int configurations = 0;
   int with_counters = 0; // those the DRAM and L2 errors average over
   double time_mape = 0, dram_read_mape = 0, dram_write_mape = 0, l2_hit_mae_points = 0, l2_read_sectors_mape = 0;
+  double time_bias = 0; // mean signed time error: negative when the model predicts fast
   std::map<std::string, double> spearman_by_shape; // shapes with at least spearman_min_orders orders
+  // Per shape with two or more orders: how much slower, measured, the order the model ranks
+  // first runs than the measured best (0 when the model picks the best). What a user who follows
+  // the recommendation loses.
+  std::map<std::string, double> regret_by_shape;
   double min_spearman() const;
+  double mean_regret() const;
+  double max_regret() const;
 };
+
+// The measured slowdown of the order with the least predicted time against the measured best:
+// measured[argmin predicted] / min measured - 1. 0 for an empty list.
+double recommendation_regret(const std::vector<double>& predicted, const std::vector<double>& measured);
 
 SplitScore score(const std::vector<ConfigurationError>& rows, bool held_back, const FidelityBars& bars);
 // Names of the bars `s` misses; empty when it meets them all.
