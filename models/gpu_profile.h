@@ -4,6 +4,8 @@
 
 #include "models/kernel_spec.h"
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <string>
 #include <vector>
 
@@ -29,10 +31,15 @@ struct SmProfile {
   // The GPC of each SM (measured); empty: unknown. The L2 request coalescer merges the reads of
   // one GPC's SMs (sim/request_coalescer.h).
   std::vector<int> gpc;
+  // Blackwell (optional, 0 elsewhere): tensor memory per SM, which holds tcgen05 accumulators
+  // and block scales, and the shared-memory bytes per cycle the tensor core reads its operands at.
+  int tensor_memory_bytes = 0;
+  double mma_operand_bytes_per_cycle = 0;
 };
 
 struct TensorRates { // dense FLOPs per SM cycle; 0 where the architecture lacks the type
   double bf16 = 0, fp16 = 0, tf32 = 0, fp8 = 0, int8 = 0, mxfp8 = 0;
+  double mxfp4 = 0; // optional in the profile: block-scaled FP4 (tcgen05 kind::mxf4)
 };
 
 struct L2Profile {
@@ -80,10 +87,22 @@ struct TileSchedulerProfile {
   double cycles_per_loop_trip = 0;
 };
 
+// bf16 values per SM cycle that the mixed-input kernel's weight conversions reach (kernels/
+// mixed_input/dequant.h: prmt magic numbers or cvt/I2F) with the kernel's 8 consumer warps
+// converting; measured by validation/microbench/dequant_issue_rate.cu. 0: not measured (optional;
+// the mixed-input model needs it).
+struct DequantRates {
+  double prmt = 0, cvt = 0;
+};
+
 struct GpuProfile {
+  std::string source; // the file it was read from, for error messages
   std::string name;
   std::string display_name;
   std::string arch;
+  // The tensor-core generation, which picks the GEMM kernel model (sim/src/kernel_model.cpp):
+  // ampere, hopper or blackwell.
+  std::string architecture;
   SmProfile sm;
   TensorRates tensor;
   L2Profile l2;
@@ -91,6 +110,7 @@ struct GpuProfile {
   TmaProfile tma;
   LaunchProfile launch;
   TileSchedulerProfile tile_scheduler;
+  DequantRates dequant;
 
   // Tensor-core FLOPs per SM cycle for the operand types; throws SpecError when unsupported.
   double tensor_flops_per_cycle(Dtype a, Dtype b) const;
@@ -98,6 +118,8 @@ struct GpuProfile {
 };
 
 GpuProfile load_gpu_profile_file(const std::string& path);
+// Throws SpecError naming `path`, the field and the fix.
+GpuProfile parse_gpu_profile(const nlohmann::json& j, const std::string& path);
 // `name_or_path`: a short name (h100, h200, a100, b200) looked up in the profiles folder, or a path.
 GpuProfile load_gpu_profile(const std::string& name_or_path);
 // The folder holding the shipped profiles: $TILESIM_MODELS/gpus, else the source tree's.

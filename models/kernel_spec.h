@@ -12,13 +12,46 @@
 
 namespace tilesim {
 
-enum class Dtype { fp32, bf16, fp16, fp8_e4m3, fp8_e5m2, int8, mxfp8 };
-enum class KernelKind { gemm, grouped_gemm };
+enum class Dtype { fp32, bf16, fp16, fp8_e4m3, fp8_e5m2, int8, mxfp8, uint8, mxfp4 };
+enum class KernelKind { gemm, grouped_gemm, elementwise };
 enum class MatrixLayout { row, col };
 enum class LoadPath { tma, cp_async };
 
 int dtype_bits(Dtype dtype);
 std::string to_string(Dtype dtype);
+
+// An element-wise kernel (kind "elementwise"): out[i] = op(x[i]) or op(x[i], y[i]) over `elements`,
+// `block` threads per CTA, each thread loading `unroll` vectors of `vector` consecutive elements per
+// step. Grid form: one CTA per step of block * vector * unroll elements, the last one masked;
+// persistent: a grid-stride loop over as many CTAs as fit on the GPU at once.
+enum class ElementwiseOp { add, mul, relu, gelu };
+std::string to_string(ElementwiseOp op);
+int input_count(ElementwiseOp op); // arrays read per element: 2 for add and mul, 1 for relu and gelu
+
+struct ElementwiseShape {
+  ElementwiseOp op = ElementwiseOp::add;
+  std::int64_t elements = 0;
+  int block = 256;
+  int vector = 0;
+  int unroll = 1;
+  std::int64_t chunk() const { return static_cast<std::int64_t>(block) * vector * unroll; } // elements per CTA step
+};
+
+// What a GEMM does to its fp32 accumulator before the store: nothing, or adds a per-column bias
+// (one row of n per expert, c_dtype) and applies ReLU or GELU (tanh form).
+enum class GemmEpilogue { none, bias_relu, bias_gelu };
+std::string to_string(GemmEpilogue epilogue);
+
+// A mixed-input GEMM (dtype bf16, b_dtype int8 or uint8: weights dequantised in registers,
+// kernels/mixed_input/): how W's bytes become bf16 values. "quant" in the spec.
+enum class WeightConversion { prmt, cvt }; // magic-number bytes-to-float, or I2F per element
+std::string to_string(WeightConversion conversion);
+
+struct WeightQuant {
+  int scale_group = 0;      // 0: one bf16 scale per output channel; 128: one per channel and 128 of K
+  bool zero_points = false; // one uint8 zero point per output channel (uint8 weights need them)
+  WeightConversion conversion = WeightConversion::prmt;
+};
 
 struct TileShape {
   int m = 0;
@@ -27,6 +60,7 @@ struct TileShape {
 };
 
 struct KernelSpec {
+  std::string source; // the file it was read from, for error messages; not part of the spec
   std::string name;
   KernelKind kind = KernelKind::gemm;
   Dtype a_dtype = Dtype::bf16;
@@ -46,16 +80,21 @@ struct KernelSpec {
   // the pair shares (same W tile, else same X tile) is loaded half by each CTA and multicast to both.
   int cluster = 1;
   LaunchOrder order;
+  GemmEpilogue epilogue = GemmEpilogue::none;
+  WeightQuant quant; // mixed-input GEMMs only
+  ElementwiseShape elementwise; // kind elementwise only; the GEMM fields are then unused
 
   int experts() const { return static_cast<int>(expert_tokens.size()); }
   std::int64_t total_m() const;
-  double flops() const; // 2 * sum(m_e) * n * k
+  double flops() const; // 2 * sum(m_e) * n * k; elementwise: one operation per element
   std::vector<int> tile_row_offsets() const; // experts + 1 prefix sums of ceil(m_e / tile.m)
   int tile_cols() const { return (n + tile.n - 1) / tile.n; }
+  bool mixed_input() const { return a_dtype == Dtype::bf16 && (b_dtype == Dtype::int8 || b_dtype == Dtype::uint8); }
 };
 
-// Throws SpecError naming `source` (a file name), the field and the fix.
-KernelSpec parse_kernel_spec(const nlohmann::json& j, const std::string& source);
+// Throws SpecError naming `source` (a file name), the field (under `field`, where the spec is
+// part of another file: a result's "kernel") and the fix.
+KernelSpec parse_kernel_spec(const nlohmann::json& j, const std::string& source, const std::string& field = "");
 KernelSpec load_kernel_spec(const std::string& path);
 nlohmann::json to_json(const KernelSpec& spec);
 

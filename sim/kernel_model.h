@@ -60,6 +60,13 @@ public:
   // Per-element work the consumer warps issue each K step (conversions, scaling), in cycles.
   virtual Cycle element_cycles_per_k_step() const = 0;
   virtual Cycle epilogue_cycles() const = 0;
+  // Output tiles whose accumulators a CTA holds at once. With one, the next tile's MMA waits for
+  // the epilogue; with two (Blackwell's tensor memory), the epilogue drains one while the MMA
+  // fills the other, and a tile's MMA waits only for the epilogue of the tile two before it.
+  virtual int accumulator_buffers() const { return 1; }
+  // Whether the kernel's software tile scheduler (tile_at, the profile's tile_scheduler costs) finds
+  // each work item; an element-wise kernel's item is its blockIdx and costs nothing to find.
+  virtual bool calls_tile_scheduler() const { return true; }
   virtual CtaResources resources() const = 0;
   virtual bool uses_tma() const = 0;
 };
@@ -67,6 +74,12 @@ public:
 using KernelModelFactory = std::function<std::unique_ptr<KernelModel>(const KernelSpec&, const GpuProfile&)>;
 
 std::unique_ptr<KernelModel> make_gemm_model(const KernelSpec& spec, const GpuProfile& gpu);
+std::unique_ptr<KernelModel> make_tcgen05_gemm_model(const KernelSpec& spec, const GpuProfile& gpu);
+std::unique_ptr<KernelModel> make_elementwise_model(const KernelSpec& spec, const GpuProfile& gpu);
+std::unique_ptr<KernelModel> make_mixed_input_model(const KernelSpec& spec, const GpuProfile& gpu);
+// The registered model that runs `spec` on `gpu`: chosen by the spec's kind and, for GEMMs, the
+// profile's architecture (a Blackwell runs tcgen05 kernels, not wgmma ones).
+std::string kernel_model_name(const KernelSpec& spec, const GpuProfile& gpu);
 // The model named by the spec's kind; throws SpecError when none is registered.
 std::unique_ptr<KernelModel> make_kernel_model(const KernelSpec& spec, const GpuProfile& gpu);
 

@@ -11,10 +11,43 @@
 namespace tilesim {
 namespace {
 
+// The keys of each profile object, in one place per object: a key missing here is refused as
+// unknown. models/gpus/README.md says what each means.
+constexpr std::string_view kProfileKeys[] = {"name", "display_name", "arch", "architecture", "sm", "tensor_flops_per_cycle_per_sm",
+                                             "l2",   "dram",         "tma",  "launch", "tile_scheduler",
+                                             "dequant_values_per_cycle_per_sm"};
+constexpr std::string_view kSmKeys[] = {"count", "clock_mhz", "max_ctas", "max_warps", "max_threads", "registers",
+                                        "max_registers_per_thread", "shared_memory_bytes",
+                                        "max_shared_memory_per_cta_bytes", "warp_schedulers", "fp32_lanes",
+                                        "int32_lanes", "dispatch_order", "cluster_dispatch_order", "gpc",
+                                        "tensor_memory_bytes", "mma_operand_bytes_per_cycle"};
+constexpr std::string_view kTensorKeys[] = {"bf16", "fp16", "tf32", "fp8", "int8", "mxfp8", "mxfp4"};
+constexpr std::string_view kL2Keys[] = {"size_bytes", "line_bytes", "sector_bytes", "ways", "partitions", "slices",
+                                        "hit_latency_cycles", "far_hit_extra_latency_cycles", "bandwidth_bytes_per_s",
+                                        "replacement", "sm_partition", "coalescer_lines_per_gpc", "coalescer_ways",
+                                        "coalescer_merges_per_request"};
+constexpr std::string_view kDramKeys[] = {"size_bytes", "bandwidth_bytes_per_s", "achievable_fraction", "latency_ns"};
+constexpr std::string_view kTmaKeys[] = {"issue_cycles_per_box", "max_inflight_boxes", "latency_cycles"};
+constexpr std::string_view kLaunchKeys[] = {"cta_launch_cycles", "kernel_launch_overhead_us"};
+constexpr std::string_view kTileSchedulerKeys[] = {"cycles_per_call", "cycles_per_loop_trip"};
+constexpr std::string_view kDequantKeys[] = {"prmt", "cvt"};
+constexpr std::string_view kSourcedKeys[] = {"value", "source"};
+
+// The simulator keeps state for every L2 line (tags, use stamps, fill times: ~13 bytes a way),
+// so the L2 is bounded where that state stays near 100 MiB; today's largest L2 is 126 MB.
+constexpr double kMaxL2Bytes = 1LL << 30;
+
+// An object of the profile, its keys checked.
+JsonFields section(const JsonFields& f, const char* key, std::span<const std::string_view> known) {
+  JsonFields s = f.object(key);
+  s.refuse_unknown_keys(known);
+  return s;
+}
+
 // Every number in a profile is {"value": v, "source": "..."}; a bare number has no provenance
 // and is refused.
 double sourced(const JsonFields& f, const char* key, double min, double max) {
-  const JsonFields field = f.object(key);
+  const JsonFields field = section(f, key, kSourcedKeys);
   const std::string source = field.string("source");
   if (source.empty()) field.fail("source", "is empty", "say where the number comes from");
   return field.number("value", min, max);
@@ -30,16 +63,14 @@ int sourced_int(const JsonFields& f, const char* key, int min, int max) {
 // An optional {"value": [ints], "source": "..."} of `count` entries each in [0, limit).
 std::vector<int> sourced_list(const JsonFields& f, const char* key, int count, int limit) {
   if (!f.has(key)) return {};
-  const JsonFields field = f.object(key);
+  const JsonFields field = section(f, key, kSourcedKeys);
   if (field.string("source").empty()) field.fail("source", "is empty", "say where the numbers come from");
   const auto& list = field.array("value");
   if (static_cast<int>(list.size()) != count)
     field.fail("value", "has " + std::to_string(list.size()) + " entries", "give one per SM (" + std::to_string(count) + ")");
   std::vector<int> values;
-  for (const auto& v : list) {
-    if (!v.is_number_integer() || v.get<int>() < 0 || v.get<int>() >= limit)
-      field.fail("value", "holds " + v.dump(), "use integers in 0.." + std::to_string(limit - 1));
-    values.push_back(v.get<int>());
+  for (size_t i = 0; i < list.size(); ++i) {
+    values.push_back(static_cast<int>(field.integer_value(list[i], field.field("value") + "[" + std::to_string(i) + "]", 0, limit - 1)));
   }
   return values;
 }
@@ -56,11 +87,13 @@ double GpuProfile::tensor_flops_per_cycle(Dtype a, Dtype b) const {
   case Dtype::fp32: rate = tensor.tf32; break;
   case Dtype::fp8_e4m3:
   case Dtype::fp8_e5m2: rate = tensor.fp8; break;
-  case Dtype::int8: rate = tensor.int8; break;
+  case Dtype::int8:
+  case Dtype::uint8: rate = tensor.int8; break;
   case Dtype::mxfp8: rate = tensor.mxfp8; break;
+  case Dtype::mxfp4: rate = tensor.mxfp4; break;
   }
   if (rate <= 0)
-    throw SpecError(name, "tensor_flops_per_cycle_per_sm", to_string(wide) + " is not supported on " + display_name,
+    throw SpecError(source, "tensor_flops_per_cycle_per_sm." + to_string(wide), to_string(wide) + " is not supported on " + display_name,
                     "choose another dtype or GPU");
   return rate;
 }
@@ -70,14 +103,26 @@ double GpuProfile::dram_bytes_per_cycle() const {
 }
 
 GpuProfile load_gpu_profile_file(const std::string& path) {
-  const nlohmann::json j = read_json_file(path, "GPU profile");
+  return parse_gpu_profile(read_json_file(path, "GPU profile"), path);
+}
+
+GpuProfile parse_gpu_profile(const nlohmann::json& j, const std::string& path) {
   const JsonFields f(j, path);
+  f.refuse_unknown_keys(kProfileKeys);
   GpuProfile p;
+  p.source = path;
   p.name = f.string("name");
   p.display_name = f.string("display_name");
   p.arch = f.string("arch");
+  {
+    const JsonFields architecture = section(f, "architecture", kSourcedKeys);
+    if (architecture.string("source").empty()) architecture.fail("source", "is empty", "say where it comes from");
+    p.architecture = architecture.string("value");
+    if (p.architecture != "ampere" && p.architecture != "hopper" && p.architecture != "blackwell")
+      architecture.fail("value", "'" + p.architecture + "' is not a modelled architecture", "use ampere, hopper or blackwell");
+  }
 
-  const JsonFields sm = f.object("sm");
+  const JsonFields sm = section(f, "sm", kSmKeys);
   p.sm.count = sourced_int(sm, "count", 1, 1024);
   p.sm.clock_mhz = sourced(sm, "clock_mhz", 100, 5000);
   p.sm.max_ctas = sourced_int(sm, "max_ctas", 1, 64);
@@ -90,6 +135,10 @@ GpuProfile load_gpu_profile_file(const std::string& path) {
   p.sm.warp_schedulers = sourced_int(sm, "warp_schedulers", 1, 16);
   p.sm.fp32_lanes = sourced_int(sm, "fp32_lanes", 1, 1024);
   p.sm.int32_lanes = sourced_int(sm, "int32_lanes", 1, 1024);
+  if (p.sm.max_shared_memory_per_cta_bytes > p.sm.shared_memory_bytes)
+    sm.fail("max_shared_memory_per_cta_bytes", "is more than shared_memory_bytes", "a CTA gets at most the SM's shared memory");
+  if (p.sm.max_threads > 32 * p.sm.max_warps)
+    sm.fail("max_threads", "is more than 32 * max_warps", "check both against the datasheet");
   p.sm.dispatch_order = sourced_list(sm, "dispatch_order", p.sm.count, p.sm.count);
   if (!p.sm.dispatch_order.empty() &&
       std::set<int>(p.sm.dispatch_order.begin(), p.sm.dispatch_order.end()).size() != p.sm.dispatch_order.size())
@@ -99,14 +148,18 @@ GpuProfile load_gpu_profile_file(const std::string& path) {
       std::set<int>(p.sm.cluster_dispatch_order.begin(), p.sm.cluster_dispatch_order.end()).size() != p.sm.cluster_dispatch_order.size())
     sm.object("cluster_dispatch_order").fail("value", "names an SM twice", "list every SM once");
   p.sm.gpc = sourced_list(sm, "gpc", p.sm.count, p.sm.count);
+  if (sm.has("tensor_memory_bytes")) p.sm.tensor_memory_bytes = sourced_int(sm, "tensor_memory_bytes", 1024, 1 << 24);
+  if (sm.has("mma_operand_bytes_per_cycle"))
+    p.sm.mma_operand_bytes_per_cycle = sourced(sm, "mma_operand_bytes_per_cycle", 1, 1e5);
 
-  const JsonFields t = f.object("tensor_flops_per_cycle_per_sm");
+  const JsonFields t = section(f, "tensor_flops_per_cycle_per_sm", kTensorKeys);
   constexpr double kMaxRate = 1 << 20;
   p.tensor = {sourced(t, "bf16", 1, kMaxRate), sourced(t, "fp16", 1, kMaxRate), sourced(t, "tf32", 0, kMaxRate),
               sourced(t, "fp8", 0, kMaxRate),  sourced(t, "int8", 0, kMaxRate), sourced(t, "mxfp8", 0, kMaxRate)};
+  if (t.has("mxfp4")) p.tensor.mxfp4 = sourced(t, "mxfp4", 0, kMaxRate);
 
-  const JsonFields l2 = f.object("l2");
-  p.l2.size_bytes = static_cast<long long>(sourced(l2, "size_bytes", 1 << 16, 1e12));
+  const JsonFields l2 = section(f, "l2", kL2Keys);
+  p.l2.size_bytes = static_cast<long long>(sourced(l2, "size_bytes", 1 << 16, kMaxL2Bytes));
   p.l2.line_bytes = sourced_int(l2, "line_bytes", 32, 1024);
   p.l2.sector_bytes = sourced_int(l2, "sector_bytes", 8, 1024);
   p.l2.ways = sourced_int(l2, "ways", 1, 1024);
@@ -120,7 +173,7 @@ GpuProfile load_gpu_profile_file(const std::string& path) {
     l2.fail("replacement", "'" + p.l2.replacement + "' is not a modelled policy", "use \"lru\"");
   p.l2.sm_partition = sourced_list(l2, "sm_partition", p.sm.count, p.l2.partitions);
   if (l2.has("coalescer_lines_per_gpc")) {
-    p.l2.coalescer_lines_per_gpc = sourced_int(l2, "coalescer_lines_per_gpc", 0, 1 << 24);
+    p.l2.coalescer_lines_per_gpc = sourced_int(l2, "coalescer_lines_per_gpc", 0, 1 << 16);
     p.l2.coalescer_ways = sourced_int(l2, "coalescer_ways", 1, 64);
     if (l2.has("coalescer_merges_per_request"))
       p.l2.coalescer_merges_per_request = sourced_int(l2, "coalescer_merges_per_request", 1, 1 << 16);
@@ -138,24 +191,28 @@ GpuProfile load_gpu_profile_file(const std::string& path) {
   if (sets_total < p.l2.slices || p.l2.slices % p.l2.partitions != 0)
     l2.fail("slices", "must be a multiple of partitions and at most size/(line*ways)", "check the L2 geometry");
 
-  const JsonFields dram = f.object("dram");
+  const JsonFields dram = section(f, "dram", kDramKeys);
   p.dram.size_bytes = static_cast<long long>(sourced(dram, "size_bytes", 1 << 20, 1e15));
   p.dram.bandwidth_bytes_per_s = sourced(dram, "bandwidth_bytes_per_s", 1e9, 1e15);
   p.dram.achievable_fraction = sourced(dram, "achievable_fraction", 0.05, 1.0);
   p.dram.latency_ns = sourced(dram, "latency_ns", 1, 1e5);
 
-  const JsonFields tma = f.object("tma");
+  const JsonFields tma = section(f, "tma", kTmaKeys);
   p.tma.issue_cycles_per_box = sourced(tma, "issue_cycles_per_box", 0, 1e5);
   p.tma.max_inflight_boxes = sourced_int(tma, "max_inflight_boxes", 1, 1 << 16);
   p.tma.latency_cycles = sourced(tma, "latency_cycles", 0, 1e5);
 
-  const JsonFields launch = f.object("launch");
+  const JsonFields launch = section(f, "launch", kLaunchKeys);
   p.launch.cta_launch_cycles = sourced(launch, "cta_launch_cycles", 0, 1e6);
   p.launch.kernel_launch_overhead_us = sourced(launch, "kernel_launch_overhead_us", 0, 1e4);
 
-  const JsonFields scheduler = f.object("tile_scheduler");
+  const JsonFields scheduler = section(f, "tile_scheduler", kTileSchedulerKeys);
   p.tile_scheduler.cycles_per_call = sourced(scheduler, "cycles_per_call", 0, 1e7);
   p.tile_scheduler.cycles_per_loop_trip = sourced(scheduler, "cycles_per_loop_trip", 0, 1e5);
+  if (f.has("dequant_values_per_cycle_per_sm")) {
+    const JsonFields d = section(f, "dequant_values_per_cycle_per_sm", kDequantKeys);
+    p.dequant = {sourced(d, "prmt", 1e-3, 1e4), sourced(d, "cvt", 1e-3, 1e4)};
+  }
   return p;
 }
 

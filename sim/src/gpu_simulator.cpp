@@ -42,6 +42,10 @@ struct Cta {
   bool producer_pending = false;
   bool consumer_waiting = false;
   Cycle tile_begin = 0;
+  // When the epilogue warps are free, and when each accumulator buffer was drained
+  // (KernelModel::accumulator_buffers; tile j uses buffer j % buffers).
+  Cycle epilogue_free = 0;
+  Cycle accumulator_free[2] = {0, 0};
 };
 
 struct Sm {
@@ -57,7 +61,7 @@ public:
         sms_(gpu.sm.count), k_steps_(model_->k_steps()), tiles_(model_->tile_count()) {
     occupancy_ = occupancy(gpu.sm, model_->resources());
     if (occupancy_.ctas_per_sm < 1)
-      throw SpecError(spec.name, "tile", "one CTA does not fit on an SM of " + gpu.name + " (limited by " +
+      throw SpecError(spec.source, "tile", "one CTA does not fit on an SM of " + gpu.name + " (limited by " +
                                              occupancy_.limited_by + ")",
                       "use a smaller tile, fewer stages or fewer warps");
     records_.resize(tiles_);
@@ -118,6 +122,7 @@ WorkItem Simulation::work_item(int item) const {
   w.store = item < tiles_;
   // The kernel's TileScheduler calls tile_at for each tile of the pair that exists.
   const auto lookup_cycles = [&](const TileLookup& l) {
+    if (!model_->calls_tile_scheduler()) return 0.0;
     return gpu_.tile_scheduler.cycles_per_call + gpu_.tile_scheduler.cycles_per_loop_trip * static_cast<double>(l.loop_trips);
   };
   const TileLookup own = model_->lookup_tile(w.linear);
@@ -218,6 +223,13 @@ void Simulation::consumer_step(Cycle t, int id) {
     events_.push(ready, {EventKind::consumer_step, id});
     return;
   }
+  if (c.started % k_steps_ == 0) {
+    const Cycle drained = c.accumulator_free[(c.started / k_steps_) % model_->accumulator_buffers()];
+    if (drained > t) {
+      events_.push(drained, {EventKind::consumer_step, id});
+      return;
+    }
+  }
   Sm& sm = sms_[c.sm];
   const Cycle start = std::max(t, sm.tensor_free);
   const Cycle mma = model_->mma_cycles_per_k_step();
@@ -241,18 +253,24 @@ void Simulation::mma_done(Cycle t, int id) {
   const WorkItem& item = c.tiles[c.finished / k_steps_ - 1];
   const int linear = item.linear;
   const TileIndex& tile = item.tile;
-  const Cycle epilogue_end = t + model_->epilogue_cycles();
+  const int buffers = model_->accumulator_buffers();
+  const Cycle epilogue_start = std::max(t, c.epilogue_free);
+  const Cycle epilogue_end = epilogue_start + model_->epilogue_cycles();
+  c.epilogue_free = epilogue_end;
+  c.accumulator_free[(c.finished / k_steps_ - 1) % buffers] = epilogue_end;
   if (item.store) {
-    end_ = std::max(end_, memory_.write_box(t, c.sm, model_->store_box(tile)));
+    end_ = std::max(end_, memory_.write_box(epilogue_start, c.sm, model_->store_box(tile)));
     TileRecord& r = records_[linear];
     r = {linear, tile.expert, tile.row, tile.col, c.sm, 0, 0, c.tile_begin, epilogue_end,
          a_sectors_[linear].hits, a_sectors_[linear].misses, b_sectors_[linear].hits, b_sectors_[linear].misses};
     ++tiles_done_;
   }
   if (options_.progress && tiles_done_ % 1024 == 0) options_.progress(static_cast<double>(tiles_done_) / tiles_);
-  c.tile_begin = epilogue_end;
+  // With a second accumulator buffer the next tile's MMA runs during this epilogue.
+  const Cycle next_tile = buffers > 1 ? t : epilogue_end;
+  c.tile_begin = next_tile;
   if (c.finished < static_cast<long long>(c.tiles.size()) * k_steps_)
-    events_.push(epilogue_end, {EventKind::consumer_step, id});
+    events_.push(next_tile, {EventKind::consumer_step, id});
   else
     events_.push(epilogue_end, {EventKind::cta_exit, id});
 }
