@@ -3,6 +3,8 @@
 // dram_read_bytes, dram_write_bytes, l2_read_sectors, tiles, provenance. README.md documents each.
 #pragma once
 
+#include "models/kernel_spec.h"
+
 #include <nlohmann/json.hpp>
 
 #include <optional>
@@ -43,9 +45,14 @@ struct KernelResult {
 };
 
 nlohmann::json to_json(const KernelResult& r);
-// Throws SpecError naming `source_name` and the field when the JSON does not follow the schema.
+// Throws SpecError naming `source_name` and the field when the JSON does not follow the schema or
+// its fields disagree (tflops against the kernel's FLOPs and time, tile records against its tiles).
 KernelResult kernel_result_from_json(const nlohmann::json& j, const std::string& source_name);
 KernelResult load_kernel_result(const std::string& path);
+// Written through write_output_file: a failed write throws SpecError and leaves no partial file.
 void save_kernel_result(const KernelResult& r, const std::string& path);
+// The spec of `r.kernel` without what the measurement harness adds to it (grid, tiles); throws
+// SpecError naming `source` and the kernel's field.
+KernelSpec kernel_spec_of(const KernelResult& r, const std::string& source);
 
 } // namespace tilesim

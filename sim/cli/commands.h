@@ -16,11 +16,15 @@ int whatif_command(const Args& args);
 int gpus_command(const Args& args);
 int compare_command(const Args& args);
 int validate_command(const Args& args);
+int fusion_command(const Args& args);
 
 // Parses `args` against `options` (and `positional`, if any) into the variables the options bind.
 // Returns false after printing the options when --help was asked for.
 bool parse_options(const Args& args, const boost::program_options::options_description& options,
                    const boost::program_options::positional_options_description& positional = {});
+
+// An option given as '' is refused: an empty --kernel must not quietly mean the default problem.
+void require_nonempty(const char* option, const std::string& value, const std::string& fix);
 
 // The shipped default problem (models/kernels/default.json).
 std::string default_kernel_path();

@@ -5,7 +5,12 @@
 
 #include <boost/program_options/errors.hpp>
 
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
 #include <iostream>
+#include <new>
+#include <stdexcept>
 #include <map>
 #include <functional>
 
@@ -19,6 +24,7 @@ commands:
   gpus       list the GPU profiles and their headline figures
   compare    put a predicted result beside a measured one
   validate   simulate every measured configuration of a dataset and score the predictions
+  fusion     a GEMM plus a separate element-wise epilogue kernel against the fused GEMM
 )";
 
 } // namespace
@@ -27,7 +33,7 @@ int main(int argc, char** argv) {
   using namespace tilesim::cli;
   const std::map<std::string, std::function<int(const Args&)>> commands{
       {"simulate", simulate_command}, {"whatif", whatif_command},   {"gpus", gpus_command},
-      {"compare", compare_command},   {"validate", validate_command}};
+      {"compare", compare_command},   {"validate", validate_command}, {"fusion", fusion_command}};
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
     std::cout << kUsage;
     return argc < 2 ? 2 : 0;
@@ -43,6 +49,19 @@ int main(int argc, char** argv) {
     std::cerr << "tilesim: " << e.what() << '\n';
   } catch (const boost::program_options::error& e) {
     std::cerr << "tilesim " << argv[1] << ": " << e.what() << "; see tilesim " << argv[1] << " --help\n";
+  } catch (const std::bad_alloc&) {
+    std::cerr << "tilesim " << argv[1] << ": out of memory; use a smaller problem or fewer --threads\n";
+  } catch (const std::filesystem::filesystem_error& e) {
+    std::cerr << "tilesim " << argv[1] << ": " << e.path1().string() << ": " << e.code().message() << "; check the path\n";
+  } catch (const std::ios_base::failure& e) {
+    std::cerr << "tilesim " << argv[1] << ": reading or writing a file failed (" << e.code().message() << "); check the paths\n";
+  } catch (const nlohmann::json::exception&) {
+    // Loaders check every field's type first; this is a tilesim bug, told without the library's internals.
+    std::cerr << "tilesim " << argv[1] << ": internal error: a JSON value had a type tilesim did not check; "
+              << "please report it with the command and its input files\n";
+  } catch (const std::logic_error&) {
+    std::cerr << "tilesim " << argv[1] << ": internal error (a broken invariant); please report it with the command "
+              << "and its input files\n";
   } catch (const std::exception& e) {
     std::cerr << "tilesim " << argv[1] << ": " << e.what() << '\n';
   }

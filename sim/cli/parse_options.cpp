@@ -1,5 +1,7 @@
 #include "sim/cli/commands.h"
 
+#include "models/spec_error.h"
+
 #include <boost/program_options.hpp>
 
 #include <iostream>
@@ -17,6 +19,10 @@ bool parse_options(const Args& args, const boost::program_options::options_descr
   }
   po::notify(vm);
   return true;
+}
+
+void require_nonempty(const char* option, const std::string& value, const std::string& fix) {
+  if (value.empty()) throw SpecError(option, "''", "is empty", fix);
 }
 
 } // namespace tilesim::cli

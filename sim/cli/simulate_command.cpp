@@ -4,6 +4,7 @@
 #include "models/launch_order_names.h"
 #include "models/spec_error.h"
 #include "sim/gpu_simulator.h"
+#include "sim/trace_writer.h"
 
 #include <boost/program_options.hpp>
 
@@ -14,14 +15,17 @@ namespace tilesim::cli {
 
 int simulate_command(const Args& args) {
   namespace po = boost::program_options;
-  std::string gpu_name, kernel_path, order_text, out_path;
+  std::string gpu_name, kernel_path, order_text, out_path, trace_path;
   po::options_description options("tilesim simulate --gpu h100 --kernel spec.json [--order grouped_m:8] [--out result.json]");
   options.add_options()("help,h", "this help")(
       "gpu", po::value(&gpu_name)->default_value("h100"), "GPU profile: h100, h200, a100, b200 or a profile JSON path")(
       "kernel", po::value(&kernel_path)->required(), "kernel spec JSON")(
       "order", po::value(&order_text), "launch order, overriding the spec's (e.g. grouped_m:8, hilbert)")(
-      "out", po::value(&out_path), "write the full result (tilesim.result/1 JSON, per-tile records) here");
+      "out", po::value(&out_path), "write the full result (tilesim.result/1 JSON, per-tile records) here")(
+      "trace-out", po::value(&trace_path), "write the per-SM timeline here (Chrome trace-event JSON for Perfetto)");
   if (!parse_options(args, options)) return 0;
+  require_nonempty("--kernel", kernel_path, "give a kernel spec path");
+  require_nonempty("--gpu", gpu_name, "give h100, h200, a100, b200 or a profile path");
 
   const GpuProfile gpu = load_gpu_profile(gpu_name);
   KernelSpec spec = load_kernel_spec(kernel_path);
@@ -32,7 +36,7 @@ int simulate_command(const Args& args) {
       throw SpecError("--order", order_text, e.what(), "");
     }
   }
-  const KernelResult r = simulate(gpu, spec, {.record_tiles = !out_path.empty(), .progress = {}});
+  const KernelResult r = simulate(gpu, spec, {.record_tiles = !out_path.empty() || !trace_path.empty(), .progress = {}});
   std::printf("%s on %s, order %s: %.4f ms, %.1f TFLOP/s, L2 hit rate %.1f%%, DRAM read %.3f GB, write %.3f GB, "
               "L2 read sectors %lld\n",
               spec.name.c_str(), gpu.name.c_str(), r.order.c_str(), r.time_ms, r.tflops, 100 * r.l2_hit_rate,
@@ -41,6 +45,7 @@ int simulate_command(const Args& args) {
               100 * r.extra["tensor_busy_fraction"].get<double>(), 100 * r.extra["dram_busy_fraction"].get<double>(),
               r.extra["ctas_per_sm"].get<int>(), r.extra["occupancy_limited_by"].get<std::string>().c_str());
   if (!out_path.empty()) save_kernel_result(r, out_path);
+  if (!trace_path.empty()) write_chrome_trace({{"predicted", &r, kernel_path}}, trace_path);
   return 0;
 }
 

@@ -2,13 +2,15 @@
 
 #include "models/gpu_profile.h"
 #include "models/spec_error.h"
+#include "sim/trace_writer.h"
+#include "models/output_file.h"
 #include "validation/compare/dataset_validation.h"
+#include "validation/compare/result_checks.h"
 
 #include <boost/program_options.hpp>
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <thread>
 
@@ -19,10 +21,12 @@ nlohmann::json to_json(const SplitScore& s) {
   return {{"configurations", s.configurations},     {"time_mape", s.time_mape},
           {"dram_read_mape", s.dram_read_mape},     {"dram_write_mape", s.dram_write_mape},
           {"l2_hit_mae_points", s.l2_hit_mae_points}, {"l2_read_sectors_mape", s.l2_read_sectors_mape},
-          {"spearman_by_shape", s.spearman_by_shape}, {"min_spearman", s.min_spearman()}};
+          {"spearman_by_shape", s.spearman_by_shape}, {"min_spearman", s.min_spearman()},
+          {"time_bias", s.time_bias},               {"regret_by_shape", s.regret_by_shape},
+          {"mean_regret", s.mean_regret()},         {"max_regret", s.max_regret()}};
 }
 
-void print_split(const char* name, const SplitScore& s, const FidelityBars& bars) {
+void print_errors(const char* name, const SplitScore& s, const FidelityBars& bars) {
   if (s.with_counters == 0) {
     std::printf("%-10s %4d configs  time MAPE %5.1f%% (bar %.0f%%)  no counters  min Spearman %.2f over %zu shapes\n", name,
                 s.configurations, 100 * s.time_mape, 100 * bars.time_mape, s.min_spearman(), s.spearman_by_shape.size());
@@ -36,19 +40,32 @@ void print_split(const char* name, const SplitScore& s, const FidelityBars& bars
               100 * s.l2_read_sectors_mape, s.min_spearman(), s.spearman_by_shape.size(), bars.spearman_min);
 }
 
+void print_split(const char* name, const SplitScore& s, const FidelityBars& bars) {
+  print_errors(name, s, bars);
+  std::printf("%-10s time bias %+5.1f%%  recommended order's regret: mean %.1f%%, worst %.1f%% over %zu shapes\n", "",
+              100 * s.time_bias, 100 * s.mean_regret(), 100 * s.max_regret(), s.regret_by_shape.size());
+}
+
 } // namespace
 
 int compare_command(const Args& args) {
   namespace po = boost::program_options;
   std::vector<std::string> files;
-  po::options_description options("tilesim compare predicted.json measured.json");
-  options.add_options()("help,h", "this help")("files", po::value(&files)->multitoken(), "the two results");
+  std::string trace_path, gpu_name;
+  po::options_description options("tilesim compare predicted.json measured.json [--trace-out t.json]");
+  options.add_options()("help,h", "this help")("files", po::value(&files)->multitoken(), "the two results")(
+      "trace-out", po::value(&trace_path),
+      "write both per-SM timelines here as two processes, predicted and measured (Chrome trace-event JSON)")(
+      "gpu", po::value(&gpu_name), "the profile the prediction was made with (default: the predicted result's gpu)");
   po::positional_options_description positional;
   positional.add("files", 2);
   if (!parse_options(args, options, positional)) return 0;
   if (files.size() != 2) throw SpecError("tilesim compare", "arguments", "needs two result files", "give predicted.json measured.json");
   const KernelResult p = load_kernel_result(files[0]), m = load_kernel_result(files[1]);
+  check_comparable(p, files[0], m, files[1], load_gpu_profile(gpu_name.empty() ? p.gpu : gpu_name));
   const ConfigurationError e = compare_results(p, m);
+  if (!trace_path.empty())
+    write_chrome_trace({{"predicted", &p, files[0]}, {"measured", &m, files[1]}}, trace_path);
   std::printf("%-18s %14s %14s %10s\n", "metric", "predicted", "measured", "error");
   std::printf("%-18s %14.4f %14.4f %+9.1f%%\n", "time ms", p.time_ms, m.time_ms, 100 * e.time_error);
   std::printf("%-18s %14.1f %14.1f %+9.1f%%\n", "TFLOP/s", p.tflops, m.tflops, 100 * (p.tflops / m.tflops - 1));
@@ -88,6 +105,17 @@ int validate_command(const Args& args) {
       "spearman", po::value(&bars.spearman_min)->default_value(bars.spearman_min),
       "bar: least Spearman rank correlation of orders within a shape of 4+ orders");
   if (!parse_options(args, options)) return 0;
+  // boost parses "nan" and "inf" into a double; a NaN bar compares false and so is always "met".
+  const auto check_bar = [](const char* option, double value, double min, double max) {
+    if (!std::isfinite(value) || value < min || value > max)
+      throw SpecError(option, std::to_string(value), "is outside " + std::to_string(min) + ".." + std::to_string(max),
+                      "give a finite bar in that range");
+  };
+  check_bar("--time-mape", bars.time_mape, 0, 100);
+  check_bar("--dram-read-mape", bars.dram_read_mape, 0, 100);
+  check_bar("--l2-hit-mae", bars.l2_hit_mae_points, 0, 100);
+  check_bar("--spearman", bars.spearman_min, -1, 1);
+  if (threads < 1 || threads > 1024) throw SpecError("--threads", std::to_string(threads), "is outside 1..1024", "give a thread count");
   if (clock != "measured" && clock != "profile")
     throw SpecError("--clock", clock, "is neither measured nor profile", "write --clock measured or --clock profile");
   if (part != "all" && part != "held-back" && part != "calibration")
@@ -121,7 +149,7 @@ int validate_command(const Args& args) {
                            {"predicted_time_ms", r.predicted_time_ms}, {"time_error", r.time_error},
                            {"dram_read_error", r.dram_read_error}, {"dram_write_error", r.dram_write_error},
                            {"l2_hit_points", r.l2_hit_points}, {"l2_read_sectors_error", r.l2_read_sectors_error}});
-    std::ofstream(json_path) << j.dump(1) << '\n';
+    write_output_file(json_path, j.dump(1) + '\n', "--json");
   }
   const char* judged = part == "calibration" ? "calibration" : "held-back";
   if (missed.empty()) {

@@ -4,6 +4,7 @@
 #include "models/launch_order_names.h"
 #include "models/spec_error.h"
 #include "sim/gpu_simulator.h"
+#include "sim/kernel_model.h"
 
 #include <boost/program_options.hpp>
 
@@ -12,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <iostream>
 #include <mutex>
 #include <sstream>
@@ -39,7 +41,7 @@ std::vector<LaunchOrder> parse_orders(const std::string& text, bool grouped) {
 std::vector<KernelResult> simulate_orders(const GpuProfile& gpu, const KernelSpec& spec,
                                           const std::vector<LaunchOrder>& orders, unsigned threads) {
   std::vector<KernelResult> results(orders.size());
-  std::vector<std::string> errors(orders.size());
+  std::vector<std::exception_ptr> errors(orders.size());
   std::vector<std::atomic<double>> fraction(orders.size());
   std::atomic<size_t> next{0};
   std::atomic<size_t> done{0};
@@ -49,8 +51,8 @@ std::vector<KernelResult> simulate_orders(const GpuProfile& gpu, const KernelSpe
       s.order = orders[i];
       try {
         results[i] = simulate(gpu, s, {.record_tiles = false, .progress = [&, i](double f) { fraction[i] = f; }});
-      } catch (const std::exception& e) {
-        errors[i] = e.what();
+      } catch (...) {
+        errors[i] = std::current_exception(); // rethrown as it was: a SpecError stays one
       }
       fraction[i] = 1.0;
       ++done;
@@ -73,8 +75,43 @@ std::vector<KernelResult> simulate_orders(const GpuProfile& gpu, const KernelSpe
   for (auto& t : pool) t.join();
   if (reported) std::fprintf(stderr, "\n");
   for (const auto& e : errors)
-    if (!e.empty()) throw std::runtime_error(e);
+    if (e) std::rethrow_exception(e);
   return results;
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream list(text);
+  for (std::string item; std::getline(list, item, ',');)
+    if (!item.empty()) items.push_back(item);
+  return items;
+}
+
+// --gpus: the same problem on each GPU, each with the GEMM model its architecture implies; the
+// fastest of the requested orders (default: the spec's own) per GPU.
+int compare_gpus(const std::string& gpu_list, const KernelSpec& spec, const std::string& orders_text, unsigned threads) {
+  const auto names = split_list(gpu_list);
+  if (names.empty()) throw SpecError("--gpus", gpu_list, "names no GPU", "write e.g. --gpus h100,b200");
+  const auto orders = orders_text.empty() ? std::vector<LaunchOrder>{spec.order}
+                                          : parse_orders(orders_text, spec.kind == KernelKind::grouped_gemm);
+  std::printf("%s: %lld x %d x %d over %d expert(s), %s, tile %dx%dx%d, %d stages, cluster %d, %s\n", spec.name.c_str(),
+              static_cast<long long>(spec.total_m()), spec.n, spec.k, spec.experts(), to_string(spec.a_dtype).c_str(),
+              spec.tile.m, spec.tile.n, spec.tile.k, spec.stages, spec.cluster, spec.persistent ? "persistent" : "non-persistent");
+  std::printf("  %-6s %-10s %-13s %-14s %10s %9s %8s %11s %9s\n", "gpu", "arch", "kernel model", "order", "time ms",
+              "TFLOP/s", "L2 hit", "DRAM rd GB", "speedup");
+  double first_ms = 0;
+  for (const auto& name : names) {
+    const GpuProfile gpu = load_gpu_profile(name);
+    auto results = simulate_orders(gpu, spec, orders, threads);
+    const auto& r = *std::min_element(results.begin(), results.end(),
+                                      [](const auto& a, const auto& b) { return a.time_ms < b.time_ms; });
+    if (first_ms == 0) first_ms = r.time_ms;
+    std::printf("  %-6s %-10s %-13s %-14s %10.4f %9.1f %7.1f%% %11.3f %8.2fx\n", gpu.name.c_str(), gpu.architecture.c_str(),
+                kernel_model_name(spec, gpu).c_str(), r.order.c_str(), r.time_ms, r.tflops, 100 * r.l2_hit_rate,
+                r.dram_read_bytes / 1e9, first_ms / r.time_ms);
+  }
+  std::printf("speedup: against the first GPU listed\n");
+  return 0;
 }
 
 } // namespace
@@ -86,20 +123,24 @@ std::string default_kernel_path() {
 
 int whatif_command(const Args& args) {
   namespace po = boost::program_options;
-  std::string gpu_name, kernel_path, orders_text;
+  std::string gpu_name, gpu_list, kernel_path, orders_text;
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  po::options_description options("tilesim whatif --gpu h100 [--kernel spec.json] [--orders all|a,b,c]");
+  po::options_description options("tilesim whatif --gpu h100 [--kernel spec.json] [--orders all|a,b,c] | --gpus h100,b200 --kernel spec.json");
   options.add_options()("help,h", "this help")(
       "gpu", po::value(&gpu_name)->default_value("h100"), "GPU profile: h100, h200, a100, b200 or a profile JSON path")(
-      "kernel", po::value(&kernel_path), "kernel spec JSON (default: the built-in MoE problem, models/kernels/default.json)")(
-      "orders", po::value(&orders_text)->default_value("all"), "launch orders to compare: all, or a comma list")(
+      "gpus", po::value(&gpu_list), "compare GPUs instead of orders: a comma list (h100,b200), the spec's order on each")(
+      "kernel", po::value(&kernel_path)->default_value(default_kernel_path(), "models/kernels/default.json"),
+      "kernel spec JSON (default: the built-in MoE problem)")(
+      "orders", po::value(&orders_text), "launch orders to compare: all (the default), or a comma list")(
       "threads", po::value(&threads), "simulations run in parallel (default: the machine's cores)");
   if (!parse_options(args, options)) return 0;
-  if (kernel_path.empty()) kernel_path = default_kernel_path();
+  require_nonempty("--kernel", kernel_path, "give a spec path, or leave --kernel out for the default problem");
+  require_nonempty("--gpu", gpu_name, "give h100, h200, a100, b200 or a profile path");
 
-  const GpuProfile gpu = load_gpu_profile(gpu_name);
   const KernelSpec spec = load_kernel_spec(kernel_path);
-  const auto orders = parse_orders(orders_text, spec.kind == KernelKind::grouped_gemm);
+  if (!gpu_list.empty()) return compare_gpus(gpu_list, spec, orders_text, std::max(1u, threads));
+  const GpuProfile gpu = load_gpu_profile(gpu_name);
+  const auto orders = parse_orders(orders_text.empty() ? "all" : orders_text, spec.kind == KernelKind::grouped_gemm);
   auto results = simulate_orders(gpu, spec, orders, std::max(1u, threads));
   std::sort(results.begin(), results.end(), [](const auto& a, const auto& b) { return a.time_ms < b.time_ms; });
 

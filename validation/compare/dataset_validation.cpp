@@ -1,10 +1,12 @@
 #include "validation/compare/dataset_validation.h"
 
 #include "models/json_fields.h"
+#include "validation/compare/result_checks.h"
 #include "sim/gpu_simulator.h"
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
 #include <filesystem>
 #include <stdexcept>
 #include <thread>
@@ -16,13 +18,24 @@ std::vector<MeasuredConfiguration> load_measured_dataset(const std::string& fold
   if (!fs::is_directory(folder))
     throw SpecError(folder, "--dataset", "is not a folder", "give the folder holding measured result JSON files");
   std::vector<MeasuredConfiguration> dataset;
-  for (const auto& entry : fs::recursive_directory_iterator(folder)) {
-    if (entry.path().extension() != ".json") continue;
-    const nlohmann::json j = read_json_file(entry.path().string(), "result");
-    if (!j.is_object() || j.value("schema", "") != kResultSchema) continue;
-    const std::string source = j.value("source", "");
+  const auto text_of = [](const nlohmann::json& j, const char* key) {
+    return j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : std::string();
+  };
+  std::vector<fs::path> files;
+  try {
+    for (const auto& entry : fs::recursive_directory_iterator(folder))
+      if (entry.path().extension() == ".json") files.push_back(entry.path());
+  } catch (const fs::filesystem_error& e) {
+    throw SpecError(e.path1().string(), "--dataset", std::string("cannot be listed: ") + e.code().message(),
+                    "check the folder's permissions");
+  }
+  for (const auto& path : files) {
+    // Other JSON (specs, notes) may sit beside the results; only results are scored.
+    const nlohmann::json j = read_json_file(path.string(), "result");
+    if (!j.is_object() || text_of(j, "schema") != kResultSchema) continue;
+    const std::string source = text_of(j, "source");
     if (source != "measured" && source != "published") continue;
-    dataset.push_back({entry.path().stem().string(), kernel_result_from_json(j, entry.path().string())});
+    dataset.push_back({path.stem().string(), path.string(), kernel_result_from_json(j, path.string())});
   }
   if (dataset.empty())
     throw SpecError(folder, "--dataset", "holds no measured or published tilesim.result/1 files",
@@ -33,13 +46,14 @@ std::vector<MeasuredConfiguration> load_measured_dataset(const std::string& fold
 
 std::vector<ConfigurationError> validate_dataset(const GpuProfile& gpu, const std::vector<MeasuredConfiguration>& dataset,
                                                  unsigned threads, bool at_measured_clock) {
+  for (const auto& c : dataset) check_measurement(c.measured, c.file, gpu);
   std::vector<ConfigurationError> rows(dataset.size());
-  std::vector<std::string> errors(dataset.size());
+  std::vector<std::exception_ptr> errors(dataset.size());
   std::atomic<size_t> next{0};
   auto worker = [&] {
     for (size_t i = next++; i < dataset.size(); i = next++) {
       try {
-        const KernelSpec spec = parse_kernel_spec(dataset[i].measured.kernel, dataset[i].id);
+        const KernelSpec spec = kernel_spec_of(dataset[i].measured, dataset[i].file);
         GpuProfile run_gpu = gpu;
         const nlohmann::json& extra = dataset[i].measured.extra;
         if (at_measured_clock && extra.contains("sm_clock_mhz") && extra["sm_clock_mhz"].is_number())
@@ -48,8 +62,8 @@ std::vector<ConfigurationError> validate_dataset(const GpuProfile& gpu, const st
         rows[i] = compare_results(predicted, dataset[i].measured);
         rows[i].id = dataset[i].id;
         rows[i].held_back = is_held_back(dataset[i].id);
-      } catch (const std::exception& e) {
-        errors[i] = e.what();
+      } catch (...) {
+        errors[i] = std::current_exception();
       }
     }
   };
@@ -57,7 +71,7 @@ std::vector<ConfigurationError> validate_dataset(const GpuProfile& gpu, const st
   for (unsigned t = 0; t < std::max(1u, std::min<unsigned>(threads, dataset.size())); ++t) pool.emplace_back(worker);
   for (auto& t : pool) t.join();
   for (const auto& e : errors)
-    if (!e.empty()) throw std::runtime_error(e);
+    if (e) std::rethrow_exception(e);
   return rows;
 }
 

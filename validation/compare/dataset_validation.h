@@ -11,7 +11,8 @@
 namespace tilesim {
 
 struct MeasuredConfiguration {
-  std::string id; // file stem
+  std::string id;   // file stem
+  std::string file; // its path, for error messages
   KernelResult measured;
 };
 

@@ -1,0 +1,86 @@
+// The profile loader's refusals (issue 17): unknown keys at every level, integer lists read
+// without wrapping, an L2 the simulator can hold, and fields that must agree.
+#include "models/gpu_profile.h"
+#include "models/spec_error.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+using namespace tilesim;
+using nlohmann::json;
+
+namespace {
+
+json h100_json() {
+  std::ifstream in(gpu_profile_dir() + "/h100_sxm.json");
+  return json::parse(in);
+}
+
+std::string error_of(const json& j) {
+  try {
+    parse_gpu_profile(j, "gpu.json");
+  } catch (const SpecError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+} // namespace
+
+TEST_CASE("every shipped profile parses under the unknown-key check") {
+  for (const auto& name : shipped_gpu_names()) {
+    INFO(name);
+    CHECK_NOTHROW(load_gpu_profile(name));
+  }
+}
+
+TEST_CASE("unknown profile keys are refused with a suggestion") {
+  json j = h100_json();
+  j["l2"]["size_byte"] = j["l2"]["size_bytes"];
+  CHECK_THAT(error_of(j), Catch::StartsWith("gpu.json: l2.size_byte: is not a known key; did you mean \"size_bytes\"?"));
+  j = h100_json();
+  j["sm"]["count"]["sorce"] = "typo";
+  CHECK_THAT(error_of(j), Catch::Contains("sm.count.sorce: is not a known key; did you mean \"source\""));
+  j = h100_json();
+  j["tensor_flops_per_cycle_per_sm"]["fp4"] = {{"value", 1}, {"source", "x"}};
+  CHECK_THAT(error_of(j), Catch::Contains("tensor_flops_per_cycle_per_sm.fp4: is not a known key"));
+  j = h100_json();
+  j["comment"] = "free";
+  CHECK(error_of(j) == "no error");
+}
+
+TEST_CASE("an SM list entry beyond int is refused, not wrapped into range") {
+  json j = h100_json();
+  j["sm"]["gpc"]["value"][3] = 4294967296LL + 2; // read through get<int>, this was GPC 2
+  CHECK_THAT(error_of(j), Catch::Contains("sm.gpc.value[3]: is 4294967298, outside 0..131"));
+  j = h100_json();
+  j["l2"]["sm_partition"]["value"][0] = 1.5;
+  CHECK_THAT(error_of(j), Catch::Contains("l2.sm_partition.value[0]: must be an integer"));
+}
+
+TEST_CASE("an L2 the simulator cannot hold is refused by the loader, not by bad_alloc") {
+  // The issue's case: 1e12 bytes passed the loader's range and the cache's allocation threw bad_alloc.
+  json j = h100_json();
+  j["l2"]["size_bytes"]["value"] = 1e12;
+  CHECK_THAT(error_of(j), Catch::Contains("l2.size_bytes.value: is 1000000000000.0, outside"));
+  j["l2"]["size_bytes"]["value"] = 1 << 30;
+  j["l2"]["slices"]["value"] = 64;
+  CHECK(error_of(j) == "no error");
+}
+
+TEST_CASE("profile fields that must agree") {
+  json j = h100_json();
+  j["sm"]["max_shared_memory_per_cta_bytes"]["value"] = 300 * 1024;
+  CHECK_THAT(error_of(j), Catch::Contains("sm.max_shared_memory_per_cta_bytes: is more than shared_memory_bytes"));
+  j = h100_json();
+  j["sm"]["max_threads"]["value"] = 4096;
+  CHECK_THAT(error_of(j), Catch::Contains("sm.max_threads: is more than 32 * max_warps"));
+}
+
+TEST_CASE("an unsupported dtype names the profile's file") {
+  const GpuProfile a100 = load_gpu_profile("a100");
+  CHECK_THROWS_WITH(a100.tensor_flops_per_cycle(Dtype::fp8_e4m3, Dtype::fp8_e4m3),
+                    Catch::StartsWith(a100.source + ": tensor_flops_per_cycle_per_sm.fp8_e4m3"));
+}
