@@ -2,6 +2,7 @@
 // simulator writes, source = "measured"). Every failure is one line on stderr and a non-zero exit.
 #include "models/spec_error.h"
 #include "sim/kernel_result.h"
+#include "sim/trace_writer.h"
 #include "validation/measure/measure_error.h"
 #include "validation/measure/measurement.h"
 
@@ -28,7 +29,8 @@ int exit_code(MeasureFailure f) {
   return kRuntime;
 }
 
-po::options_description describe(tilesim::measure::MeasureOptions& o, std::string& out, std::string& order) {
+po::options_description describe(tilesim::measure::MeasureOptions& o, std::string& out, std::string& order,
+                                 std::string& trace_out) {
   po::options_description d("tilesim-measure: time and count one kernel spec on the GPU\nOptions");
   d.add_options()("help,h", "print this help")
       ("kernel", po::value(&o.kernel_path), "kernel spec JSON (models/kernel_spec.h format)")
@@ -36,6 +38,7 @@ po::options_description describe(tilesim::measure::MeasureOptions& o, std::strin
       ("runs", po::value(&o.runs)->default_value(20), "timed runs (median reported), L2 flushed before each")
       ("warmup", po::value(&o.warmup)->default_value(3), "untimed runs first")
       ("trace", po::bool_switch(&o.trace), "one more run with the per-tile trace; tiles go in the result")
+      ("trace-out", po::value(&trace_out), "with --trace: also write the per-SM timeline here (Chrome trace-event JSON)")
       ("counter-launches", po::value(&o.counter_launches)->default_value(5),
        "profiled launches (L2 flushed before each); counters are their median")
       ("no-counters", "skip the hardware counters (time only)")
@@ -53,9 +56,9 @@ po::options_description describe(tilesim::measure::MeasureOptions& o, std::strin
 int main(int argc, char** argv) {
   tilesim::measure::MeasureOptions options;
   options.argv.assign(argv, argv + argc);
-  std::string out, order;
+  std::string out, order, trace_out;
   try {
-    const po::options_description desc = describe(options, out, order);
+    const po::options_description desc = describe(options, out, order, trace_out);
     po::variables_map vm;
     po::store(po::parse_command_line(argc, argv, desc), vm);
     po::notify(vm);
@@ -73,10 +76,13 @@ int main(int argc, char** argv) {
     if (out.empty()) throw MeasureError(MeasureFailure::usage, "--out is required (the result JSON to write)");
     if (options.runs < 1 || options.warmup < 0 || options.counter_launches < 1)
       throw MeasureError(MeasureFailure::usage, "--runs and --counter-launches must be >= 1, --warmup >= 0");
+    if (!trace_out.empty() && !options.trace)
+      throw MeasureError(MeasureFailure::usage, "--trace-out needs --trace (the per-tile run it writes)");
     if (!order.empty()) options.order = order;
     options.counters = vm.count("no-counters") == 0;
     const tilesim::KernelResult result = tilesim::measure::measure_kernel(options);
     tilesim::save_kernel_result(result, out);
+    if (!trace_out.empty()) tilesim::write_chrome_trace({{"measured", &result, out}}, trace_out);
     std::cerr << "tilesim-measure: " << result.order << ": " << result.time_ms << " ms, " << result.tflops
               << " TFLOP/s, L2 hit " << result.l2_hit_rate << ", DRAM read " << result.dram_read_bytes
               << " B -> " << out << '\n';
