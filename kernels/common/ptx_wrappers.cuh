@@ -12,6 +12,14 @@ __device__ __forceinline__ uint32_t smem_addr(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
+// ld.shared.b32 (9.7.9.8 ld): one 32-bit word at a shared-memory address (smem_addr form). The
+// explicit state space keeps the compiler from falling back to generic 64-bit loads.
+__device__ __forceinline__ uint32_t ld_shared_u32(uint32_t addr) {
+  uint32_t v;
+  asm volatile("ld.shared.b32 %0, [%1];" : "=r"(v) : "r"(addr));
+  return v;
+}
+
 // --- mbarrier (PTX ISA 9.7.13.15 "Parallel Synchronization and Communication: mbarrier") ---
 
 // mbarrier.init: arrival count the phase waits for.
@@ -124,6 +132,11 @@ __device__ __forceinline__ void fence_proxy_async_shared() {
 // bar.sync (9.7.13.1 bar/barrier): named barrier `id` for `threads` threads (one warpgroup here).
 __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+// prefetch.global.L1 (9.7.9.15 prefetch): bring the line holding `p` into L1, no register written.
+__device__ __forceinline__ void prefetch_l1(const void* p) {
+  asm volatile("prefetch.global.L1 [%0];" ::"l"(reinterpret_cast<uint64_t>(p)));
 }
 
 // prefetch.tensormap (9.7.9.26 prefetch): pull the descriptor into the cache before the first load.

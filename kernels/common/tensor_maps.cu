@@ -47,16 +47,19 @@ CUtensorMap make_bf16_tensor_map_2d(const void* base, uint64_t rows, uint64_t co
   return map;
 }
 
-CUtensorMap make_byte_tensor_map_2d(const void* base, uint64_t rows, uint64_t cols, uint32_t box_rows) {
+CUtensorMap make_byte_tensor_map_2d(const void* base, uint64_t rows, uint64_t cols, uint32_t box_rows,
+                                    uint32_t box_cols) {
+  if (box_cols != 64 && box_cols != 128)
+    throw KernelError("make_byte_tensor_map_2d: box_cols = " + std::to_string(box_cols) + "; use 64 or 128 bytes");
   CUtensorMap map{};
-  constexpr uint32_t box_cols = 64;
   const cuuint64_t dims[2] = {cols, rows};
   const cuuint64_t strides[1] = {cols};
   const cuuint32_t box[2] = {box_cols, box_rows};
   const cuuint32_t element_strides[2] = {1, 1};
   const CUresult res = encode_tiled_entry()(
       &map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<void*>(base), dims, strides, box, element_strides,
-      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_64B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+      CU_TENSOR_MAP_INTERLEAVE_NONE, box_cols == 64 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (res != CUDA_SUCCESS)
     throw KernelError("cuTensorMapEncodeTiled failed with CUresult " + std::to_string(int(res)) + " for a [" +

@@ -31,12 +31,12 @@ int ceil_div(int a, int b) { return (a + b - 1) / b; }
 constexpr int kMaxSharedBytes = 227 * 1024;
 constexpr int kGroupSize = 128;
 
-template <int T, int C, dequant::Conversion Path> struct Instance {
-  using Shape = TileShape<T, C>;
+template <int T, int N, dequant::Conversion Path> struct Instance {
+  using Shape = TileShape<T, N>;
   static void enable_shared_memory(int bytes) {
     static int enabled = 0; // raised once per instantiation, to the largest asked
     if (bytes <= enabled) return;
-    check_cuda(cudaFuncSetAttribute(mixed_input::mixed_input_gemm_kernel<T, C, Path>,
+    check_cuda(cudaFuncSetAttribute(mixed_input::mixed_input_gemm_kernel<T, N, Path>,
                                     cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
                "cudaFuncSetAttribute(mixed_input_gemm_kernel, MaxDynamicSharedMemorySize)");
     enabled = bytes;
@@ -44,14 +44,14 @@ template <int T, int C, dequant::Conversion Path> struct Instance {
   static int resident_per_sm(int stages) {
     enable_shared_memory(Shape::shared_bytes(stages));
     int blocks = 0;
-    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, mixed_input::mixed_input_gemm_kernel<T, C, Path>,
+    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, mixed_input::mixed_input_gemm_kernel<T, N, Path>,
                                                              Shape::threads, Shape::shared_bytes(stages)),
                "cudaOccupancyMaxActiveBlocksPerMultiprocessor(mixed_input_gemm_kernel)");
     return blocks;
   }
   static void launch(const TensorMaps& maps, const Params& p, int grid, cudaStream_t stream) {
     enable_shared_memory(Shape::shared_bytes(p.stages));
-    mixed_input::mixed_input_gemm_kernel<T, C, Path>
+    mixed_input::mixed_input_gemm_kernel<T, N, Path>
         <<<grid, Shape::threads, Shape::shared_bytes(p.stages), stream>>>(maps, p);
     check_cuda(cudaGetLastError(), "mixed_input_gemm_kernel launch");
   }
@@ -63,31 +63,36 @@ template <class F> auto dispatch(const MixedInputProblem& p, F&& f) {
   constexpr auto fast = dequant::Conversion::prmt;
   constexpr auto naive = dequant::Conversion::cvt;
   switch (p.tile_tokens) {
-  case 16: return prmt ? f(Instance<16, 1, fast>{}) : f(Instance<16, 1, naive>{});
-  case 32: return prmt ? f(Instance<32, 1, fast>{}) : f(Instance<32, 1, naive>{});
-  case 64: return prmt ? f(Instance<64, 1, fast>{}) : f(Instance<64, 1, naive>{});
-  case 128: return prmt ? f(Instance<128, 2, fast>{}) : f(Instance<128, 2, naive>{});
-  default: return prmt ? f(Instance<256, 2, fast>{}) : f(Instance<256, 2, naive>{});
+  case 16: return prmt ? f(Instance<16, 64, fast>{}) : f(Instance<16, 64, naive>{});
+  case 32: return prmt ? f(Instance<32, 64, fast>{}) : f(Instance<32, 64, naive>{});
+  case 64: return prmt ? f(Instance<64, 64, fast>{}) : f(Instance<64, 64, naive>{});
+  case 128: return prmt ? f(Instance<128, 128, fast>{}) : f(Instance<128, 128, naive>{});
+  default: return prmt ? f(Instance<256, 128, fast>{}) : f(Instance<256, 128, naive>{});
   }
 }
 
-int stage_bytes(int tile_tokens, int tile_n) { return tile_tokens * 64 * 2 + tile_n * 64; }
+int block_k(int tile_n) { return tile_n == 64 ? 128 : 64; } // TileShape::block_k
+int stage_bytes(int tile_tokens, int tile_n) { return (tile_tokens * 2 + tile_n) * block_k(tile_n); }
+int reduce_bytes(int tile_tokens, int tile_n) { return tile_n == 64 ? tile_tokens * 256 : 0; }
 
 } // namespace
 
 std::string mixed_input_unsupported_reason(int tile_tokens, int tile_n, int tile_k, int stages) {
-  if (tile_k != 64) return "tile_k = " + std::to_string(tile_k) + " is not supported; use 64";
   const bool small = tile_tokens == 16 || tile_tokens == 32 || tile_tokens == 64;
   const bool large = tile_tokens == 128 || tile_tokens == 256;
   if (!small && !large)
     return "tile_tokens (tile m) = " + std::to_string(tile_tokens) + " is not supported; use 16, 32, 64, 128 or 256";
   if (small && tile_n != 64)
     return "tile_n = " + std::to_string(tile_n) + " with " + std::to_string(tile_tokens) +
-           "-token tiles is not supported; use 64 (one consumer warpgroup)";
+           "-token tiles is not supported; use 64 (two consumer warpgroups splitting K)";
   if (large && tile_n != 128)
     return "tile_n = " + std::to_string(tile_n) + " with " + std::to_string(tile_tokens) +
-           "-token tiles is not supported; use 128 (two consumer warpgroups)";
-  const int max_stages = std::min(16, (kMaxSharedBytes - 1024) / (stage_bytes(tile_tokens, tile_n) + 16));
+           "-token tiles is not supported; use 128 (two consumer warpgroups of 64 channels)";
+  if (tile_k != block_k(tile_n))
+    return "tile_k = " + std::to_string(tile_k) + " with tile_n " + std::to_string(tile_n) + " is not supported; use " +
+           std::to_string(block_k(tile_n));
+  const int max_stages = std::min(
+      16, (kMaxSharedBytes - 1024 - reduce_bytes(tile_tokens, tile_n)) / (stage_bytes(tile_tokens, tile_n) + 16));
   if (stages < 2 || stages > max_stages)
     return "stages = " + std::to_string(stages) + " is not supported for " + std::to_string(tile_tokens) + "x" +
            std::to_string(tile_n) + " tiles; use 2.." + std::to_string(max_stages) +
@@ -119,7 +124,7 @@ MixedInputGemm::MixedInputGemm(const MixedInputProblem& problem, const MixedInpu
   Impl& m = *impl_;
   m.problem = problem;
   const std::string reason =
-      mixed_input_unsupported_reason(problem.tile_tokens, problem.tile_n, 64, problem.stages);
+      mixed_input_unsupported_reason(problem.tile_tokens, problem.tile_n, block_k(problem.tile_n), problem.stages);
   require(reason.empty(), reason);
   require(problem.experts >= 1, "experts = " + std::to_string(problem.experts) + " must be >= 1");
   require(static_cast<int>(problem.tokens_per_expert.size()) == problem.experts,
@@ -182,7 +187,7 @@ MixedInputGemm::MixedInputGemm(const MixedInputProblem& problem, const MixedInpu
     m.maps.x = make_bf16_tensor_map_2d(buffers.x, static_cast<uint64_t>(m.total_tokens), problem.k,
                                        problem.tile_tokens, 64);
     m.maps.w = make_byte_tensor_map_2d(buffers.w, static_cast<uint64_t>(problem.experts) * problem.n, problem.k,
-                                       problem.tile_n);
+                                       problem.tile_n, block_k(problem.tile_n));
   }
   check_cuda(cudaMalloc(&m.device_offsets, offsets.size() * sizeof(int)), "cudaMalloc(offsets)");
   check_cuda(cudaMemcpy(m.device_offsets, offsets.data(), offsets.size() * sizeof(int), cudaMemcpyHostToDevice),
@@ -197,7 +202,7 @@ MixedInputGemm::MixedInputGemm(const MixedInputProblem& problem, const MixedInpu
   p.y = static_cast<__nv_bfloat16*>(buffers.y);
   p.trace = nullptr;
   p.n = problem.n;
-  p.k_blocks = ceil_div(problem.k, 64);
+  p.k_blocks = ceil_div(problem.k, block_k(problem.tile_n));
   p.groups = problem.scale_group ? problem.k / problem.scale_group : 0;
   p.stages = problem.stages;
   p.signed_weights = problem.weight == WeightType::int8;

@@ -1,13 +1,18 @@
 // The mixed-input GEMM kernel: Y^T = dequant(W) * X^T per expert, on sm_90a (design log: NOTES.md).
 //
-// wgmma takes only its A operand from registers, so the converted weights are A: each consumer
-// warpgroup owns 64 output channels (wgmma's M), the tile's tokens are wgmma's N (16..256, so the
-// decode shapes with 1..64 tokens waste little), and X's tile comes from shared memory as B.
+// wgmma takes only its A operand from registers, so the converted weights are A: a consumer
+// warpgroup computes 64 output channels (wgmma's M), the tile's tokens are wgmma's N (16..256, so
+// the decode shapes with 1..64 tokens waste little), and X's tile comes from shared memory as B.
 // One CTA = one producer warpgroup (one thread issues TMA loads of the X tile [tokens x 64] and the
-// W tile [channels x 64 bytes] into a ring of `stages`, full/empty mbarriers per stage) + one or
-// two consumer warpgroups. A consumer reads its W bytes from shared memory (ld.shared, 64-byte
+// W tile [channels x 64 bytes] into a ring of `stages`, full/empty mbarriers per stage) + two
+// consumer warpgroups. A consumer reads its W bytes from shared memory (ld.shared, 64-byte
 // swizzle: conflict-free), converts them into the wgmma A fragment in registers (dequant.h) while
 // the previous K block's wgmma run, and issues 4 wgmma m64nTk16 per 64-deep K block.
+// 128-channel tiles (128 and 256 tokens): each consumer owns 64 of the channels. 64-channel tiles
+// (16..64 tokens, decode): the consumers split K, taking alternate K blocks, and add their
+// accumulators through shared memory at the end: one warpgroup's chain of wait, load, convert and
+// wgmma per K block is latency-bound, and two chains side by side stream twice the weights
+// (NOTES.md, v2).
 //
 // CTA blockIdx.x computes work items blockIdx.x, blockIdx.x + gridDim.x, ... (persistent: grid ~
 // SM count; otherwise one item each), each mapped to a tile by tilesim::tile_at, the walk the
@@ -49,18 +54,29 @@ struct Params {
   bool signed_weights; // int8: bytes are flipped to q + 128 and taken from 128
 };
 
-template <int BlockTokens, int Consumers> struct TileShape {
+template <int BlockTokens, int BlockN> struct TileShape {
+  static_assert(BlockN == 64 || BlockN == 128, "64 channels per consumer, or two consumers splitting K");
   static constexpr int block_tokens = BlockTokens;
-  static constexpr int block_n = 64 * Consumers;
-  static constexpr int block_k = 64; // 128 bytes of X: one 128B-swizzle row; 64 bytes of W
-  static constexpr int consumers = Consumers;
-  static constexpr int threads = 128 * (Consumers + 1);
+  static constexpr int block_n = BlockN;
+  // 64-channel (decode) tiles take 128-deep K blocks: twice the bytes per barrier round trip and
+  // per TMA request, which the weight stream needs (NOTES.md, v3); 128-channel tiles keep 64 so
+  // that four stages of 256 tokens fit in shared memory. X arrives as block_k / 64 boxes of
+  // [tokens x 64] (one 128-byte swizzle row each); W as one box [channels x block_k bytes],
+  // swizzled by its row length (64 or 128 bytes).
+  static constexpr int block_k = BlockN == 64 ? 128 : 64;
+  static constexpr int k_steps = block_k / 16;      // wgmma k16 steps per K block
+  static constexpr int x_boxes = block_k / 64;
+  static constexpr int x_box_bytes = BlockTokens * 128;
+  static constexpr int consumers = 2;
+  static constexpr bool split_k = BlockN == 64;
+  static constexpr int threads = 128 * (consumers + 1);
   static constexpr int x_bytes = BlockTokens * block_k * 2;
   static constexpr int w_bytes = block_n * block_k;
   static constexpr int stage_bytes = x_bytes + w_bytes;
   static constexpr int accumulators = BlockTokens / 2; // 64 x BlockTokens fp32 over 128 threads
-  static constexpr int release_arrivals = Consumers * 4; // every consumer warp
-  static int shared_bytes(int stages) { return 1024 + stages * (stage_bytes + 16); }
+  static constexpr int release_arrivals = split_k ? 4 : 8; // the warps of the consumer(s) using a stage
+  static constexpr int reduce_bytes = split_k ? accumulators * 128 * 4 : 0;
+  static int shared_bytes(int stages) { return 1024 + stages * (stage_bytes + 16) + reduce_bytes; }
 };
 
 // Ring: X stages then W stages, each 1024-byte aligned (the swizzle atoms), then the barriers.
@@ -76,6 +92,7 @@ template <class Shape> struct SharedRing {
     return reinterpret_cast<uint64_t*>(base + stages * Shape::stage_bytes) + s;
   }
   __device__ uint64_t* empty(int s) const { return full(stages) + s; }
+  __device__ float* reduce_buffer() const { return reinterpret_cast<float*>(empty(stages)); }
 };
 
 // Owns this CTA's walk through the launch order: items blockIdx.x, + gridDim.x, ...
@@ -118,7 +135,8 @@ template <class Shape> __device__ __forceinline__ void producer_loop(const Param
       const int s = cursor.stage, k0 = kb * Shape::block_k;
       ptx::mbarrier_wait(ring.empty(s), cursor.phase ^ 1);
       ptx::mbarrier_arrive_expect_tx(ring.full(s), Shape::stage_bytes);
-      ptx::tma_load_2d(ring.x(s), &maps.x, k0, x_row, ring.full(s));
+      for (int b = 0; b < Shape::x_boxes; ++b)
+        ptx::tma_load_2d(ring.x(s) + b * Shape::x_box_bytes, &maps.x, k0 + 64 * b, x_row, ring.full(s));
       ptx::tma_load_2d(ring.w(s), &maps.w, k0, w_row, ring.full(s));
       cursor.advance(ring.stages);
     }
@@ -127,18 +145,22 @@ template <class Shape> __device__ __forceinline__ void producer_loop(const Param
 
 // Where a thread's weight bytes sit in a W stage. Thread (warp, lane) holds A-fragment rows
 // r = 16 warp + lane / 4 and r + 8 and, in each k16 step kk, K columns 16 kk + 8 h + 2 (lane % 4)
-// and + 1 (h = 0, 1): two bytes of the 32-bit word 4 kk + 2 h + (lane % 4) / 2 of the row. TMA's
-// 64-byte swizzle stores 16-byte unit u of row r at unit u ^ ((r / 2) % 4), which spreads the
-// warp's 16 distinct words over 16 banks. Rows r and r + 8 share the swizzle phase: + 512 bytes.
-struct FragmentSource {
-  uint32_t offset[4][2]; // byte offset of the word for (kk, h), row r
-  uint32_t byte;         // 0 or 2: the pair's first byte inside the word
+// and + 1 (h = 0, 1): two bytes of the 32-bit word 4 kk + 2 h + (lane % 4) / 2 of the row, in its
+// 16-byte unit kk. TMA's swizzle stores unit u of row r at u ^ ((r / 2) % 4) for 64-byte rows and
+// u ^ (r % 8) for 128-byte rows, which spreads the warp's 16 distinct words over 16 banks. Rows r
+// and r + 8 share the swizzle phase: 8 rows further on.
+template <int BlockK> struct FragmentSource {
+  static constexpr int k_steps = BlockK / 16;
+  static constexpr uint32_t row8_bytes = 8 * BlockK;
+  uint32_t offset[k_steps][2]; // byte offset of the word for (kk, h), row r, inside a W stage
+  uint32_t byte;               // 0 or 2: the pair's first byte inside the word
   __device__ FragmentSource(int row, int lane) : byte(2 * (lane & 1)) {
+    const int phase = BlockK == 64 ? (row >> 1) & 3 : row & 7;
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk)
+    for (int kk = 0; kk < k_steps; ++kk)
 #pragma unroll
       for (int h = 0; h < 2; ++h)
-        offset[kk][h] = row * 64 + ((kk ^ ((row >> 1) & 3)) << 4) + ((2 * h + ((lane & 3) >> 1)) << 2);
+        offset[kk][h] = row * BlockK + ((kk ^ phase) << 4) + ((2 * h + ((lane & 3) >> 1)) << 2);
   }
 };
 
@@ -150,27 +172,29 @@ struct ChannelQuant {
   int64_t scale_row[2];
 };
 
-// One K block: its W bytes into A fragments (converted, group-scaled), then 4 wgmma over its X.
+// One K block: its W bytes into A fragments (converted, group-scaled), then one wgmma per k16
+// step over its X.
 template <class Shape, dequant::Conversion Path>
 __device__ __forceinline__ void k_block(const Params& p, const SharedRing<Shape>& ring, const RingCursor& cursor,
-                                        const FragmentSource& src, const ChannelQuant& cq, int kb,
-                                        uint32_t (&frag)[4][4], float (&acc)[Shape::accumulators]) {
+                                        const FragmentSource<Shape::block_k>& src, const ChannelQuant& cq, int kb,
+                                        uint32_t (&frag)[Shape::k_steps][4], float (&acc)[Shape::accumulators]) {
+  constexpr int K = Shape::k_steps;
   uint32_t group_scale[2] = {0, 0};
-  if (p.groups) // issued before the wait so that the load overlaps it
-    for (int i = 0; i < 2; ++i) group_scale[i] = __ldg(p.scales + cq.scale_row[i] + kb / 2);
+  if (p.groups) // issued before the wait so that the load overlaps it; a group is 128 of K
+    for (int i = 0; i < 2; ++i) group_scale[i] = __ldg(p.scales + cq.scale_row[i] + kb * Shape::block_k / 128);
   ptx::mbarrier_wait(ring.full(cursor.stage), cursor.phase);
-  const uint8_t* w = ring.w(cursor.stage);
+  const uint32_t w = ptx::smem_addr(ring.w(cursor.stage));
   const uint32_t flip = dequant::flip_mask(p.signed_weights);
-  uint32_t word[2][4][2];
+  uint32_t word[2][K][2];
 #pragma unroll
-  for (int kk = 0; kk < 4; ++kk)
+  for (int kk = 0; kk < K; ++kk)
 #pragma unroll
     for (int h = 0; h < 2; ++h)
 #pragma unroll
       for (int i = 0; i < 2; ++i)
-        word[i][kk][h] = *reinterpret_cast<const uint32_t*>(w + src.offset[kk][h] + i * 512) ^ flip;
+        word[i][kk][h] = ptx::ld_shared_u32(w + src.offset[kk][h] + i * src.row8_bytes) ^ flip;
 #pragma unroll
-  for (int kk = 0; kk < 4; ++kk)
+  for (int kk = 0; kk < K; ++kk)
 #pragma unroll
     for (int h = 0; h < 2; ++h)
 #pragma unroll
@@ -178,15 +202,16 @@ __device__ __forceinline__ void k_block(const Params& p, const SharedRing<Shape>
         frag[kk][2 * h + i] = dequant::convert_pair<Path>(word[i][kk][h], src.byte, cq.zero[i], cq.magic_zero[i]);
   if (p.groups) {
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk)
+    for (int kk = 0; kk < K; ++kk)
 #pragma unroll
       for (int r = 0; r < 4; ++r)
         frag[kk][r] = dequant::mul_bf16x2(frag[kk][r], group_scale[r & 1] * 0x10001u);
   }
   ptx::wgmma_fence(); // the fragments were written by ordinary instructions
-  const uint64_t desc_x = ptx::smem_descriptor_sw128(ring.x(cursor.stage));
 #pragma unroll
-  for (int kk = 0; kk < 4; ++kk) ptx::wgmma_rs<Shape::block_tokens>(acc, frag[kk], desc_x + 2 * kk);
+  for (int kk = 0; kk < K; ++kk) // box kk / 4 of the stage's X, + 32 bytes per k16 step inside its swizzle row
+    ptx::wgmma_rs<Shape::block_tokens>(
+        acc, frag[kk], ptx::smem_descriptor_sw128(ring.x(cursor.stage) + (kk / 4) * Shape::x_box_bytes) + 2 * (kk % 4));
   ptx::wgmma_commit_group();
 }
 
@@ -208,18 +233,37 @@ __device__ __forceinline__ void store_tile(const Params& p, const float (&acc)[S
     }
 }
 
+// Split K: consumer 1 hands its accumulators to consumer 0 through shared memory ([i][thread]:
+// conflict-free), which adds them before the store. The second barrier keeps consumer 1 from
+// overwriting the buffer with the next tile's sums before consumer 0 has read these.
+template <class Shape>
+__device__ __forceinline__ void reduce_split_k(const SharedRing<Shape>& ring, float (&acc)[Shape::accumulators],
+                                               int consumer) {
+  const int t = threadIdx.x % 128;
+  float* buffer = ring.reduce_buffer();
+  if (consumer == 1)
+#pragma unroll
+    for (int i = 0; i < Shape::accumulators; ++i) buffer[i * 128 + t] = acc[i];
+  ptx::named_barrier_sync(1, 256);
+  if (consumer == 0)
+#pragma unroll
+    for (int i = 0; i < Shape::accumulators; ++i) acc[i] += buffer[i * 128 + t];
+  ptx::named_barrier_sync(2, 256);
+}
+
 template <class Shape, dequant::Conversion Path>
 __device__ __forceinline__ void consumer_loop(const Params& p, const SharedRing<Shape>& ring, int consumer) {
   const int t = threadIdx.x % 128, lane = t % 32;
-  const int row0 = consumer * 64 + 16 * (t / 32) + lane / 4; // tile-local channel of fragment row 0
-  const FragmentSource src(row0, lane);
+  // Tile-local channel of fragment row 0: consumers split the channels, or (split K) share them.
+  const int row0 = (Shape::split_k ? 0 : consumer * 64) + 16 * (t / 32) + lane / 4;
+  const FragmentSource<Shape::block_k> src(row0, lane);
   const bool trace_writer = p.trace != nullptr && t == 0 && consumer == 0;
   TileWalk walk(p);
   RingCursor cursor;
   int linear;
   TileIndex tile;
   float acc[Shape::accumulators];
-  uint32_t frag[2][4][4]; // two sets: one is converted while the wgmma of the other run
+  uint32_t frag[2][Shape::k_steps][4]; // two sets: one is converted while the wgmma of the other run
   while (walk.next(linear, tile)) {
     if (trace_writer) p.trace[linear].start_ns = ptx::global_timer_ns();
     const int channel0 = tile.col * Shape::block_n + row0;
@@ -235,10 +279,14 @@ __device__ __forceinline__ void consumer_loop(const Params& p, const SharedRing<
     }
 #pragma unroll
     for (int i = 0; i < Shape::accumulators; ++i) acc[i] = 0.0f;
-    int previous_stage = -1;
+    int previous_stage = -1, mine = 0;
     for (int kb = 0; kb < p.k_blocks; ++kb) {
-      // Unrolled by two so that each fragment set is a fixed set of registers.
-      if (kb % 2 == 0)
+      if (Shape::split_k && kb % 2 != consumer) { // the other consumer's block
+        cursor.advance(ring.stages);
+        continue;
+      }
+      // Alternating fragment sets (unrolled by hand) so that each is a fixed set of registers.
+      if (mine++ % 2 == 0)
         k_block<Shape, Path>(p, ring, cursor, src, cq, kb, frag[0], acc);
       else
         k_block<Shape, Path>(p, ring, cursor, src, cq, kb, frag[1], acc);
@@ -249,9 +297,13 @@ __device__ __forceinline__ void consumer_loop(const Params& p, const SharedRing<
       cursor.advance(ring.stages);
     }
     ptx::wgmma_wait_group<0>();
-    if (lane == 0) ptx::mbarrier_arrive(ring.empty(previous_stage));
+    if (previous_stage >= 0 && lane == 0) ptx::mbarrier_arrive(ring.empty(previous_stage));
 #pragma unroll
     for (int i = 0; i < Shape::accumulators; ++i) ptx::fence_operand(acc[i]);
+    if constexpr (Shape::split_k) {
+      reduce_split_k<Shape>(ring, acc, consumer);
+      if (consumer == 1) continue; // consumer 0 stores the sum
+    }
     store_tile<Shape>(p, acc, token_rows(p, tile, Shape::block_tokens), channel0, cq);
     if (trace_writer) {
       TileTrace& record = p.trace[linear];
@@ -262,11 +314,11 @@ __device__ __forceinline__ void consumer_loop(const Params& p, const SharedRing<
   }
 }
 
-template <int BlockTokens, int Consumers, dequant::Conversion Path>
-__global__ void __launch_bounds__(TileShape<BlockTokens, Consumers>::threads, 1)
+template <int BlockTokens, int BlockN, dequant::Conversion Path>
+__global__ void __launch_bounds__(TileShape<BlockTokens, BlockN>::threads, 1)
     mixed_input_gemm_kernel(const __grid_constant__ TensorMaps maps, const Params p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  using Shape = TileShape<BlockTokens, Consumers>;
+  using Shape = TileShape<BlockTokens, BlockN>;
   extern __shared__ uint8_t shared_raw[];
   const SharedRing<Shape> ring(shared_raw, p.stages);
   const int warpgroup = threadIdx.x / 128;
@@ -281,12 +333,11 @@ __global__ void __launch_bounds__(TileShape<BlockTokens, Consumers>::threads, 1)
   }
   __syncthreads();
   if (warpgroup == 0) {
-    // One thread issues the loads. With two consumers the registers go to them (the 128-token
-    // tiles hold 64..128 accumulators per thread); one consumer has 255 at launch already.
-    if constexpr (Consumers == 2) ptx::setmaxnreg_dec<40>();
+    // One thread issues the loads; the registers go to the consumers (up to 128 accumulators each).
+    ptx::setmaxnreg_dec<40>();
     if (threadIdx.x == 0) producer_loop<Shape>(p, ring, maps);
   } else {
-    if constexpr (Consumers == 2) ptx::setmaxnreg_inc<232>();
+    ptx::setmaxnreg_inc<232>();
     consumer_loop<Shape, Path>(p, ring, warpgroup - 1);
   }
 #endif
