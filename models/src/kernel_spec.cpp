@@ -21,11 +21,12 @@ constexpr long long kMaxTiles = 1LL << 22;
 constexpr long long kMaxRoutingDraws = 1LL << 24;
 constexpr long long kMaxRoutingWork = 1LL << 31;
 
+// "command": free text, the command that wrote the spec (validation/data/h100/specs).
 // The keys of a GEMM spec, each object's in one place: a key missing here is refused as unknown.
 constexpr std::string_view kGemmSpecKeys[] = {"name",   "kind",   "dtype",   "b_dtype",    "c_dtype", "m",
                                               "experts", "routing", "n",     "k",          "layout",  "tile",
                                               "stages", "warps",  "load",    "persistent", "cluster", "order",
-                                              "epilogue", "quant"};
+                                              "epilogue", "quant", "command"};
 constexpr std::string_view kQuantKeys[] = {"scale_group", "zero_points", "conversion"};
 constexpr std::string_view kLayoutKeys[] = {"a", "b"};
 constexpr std::string_view kTileKeys[] = {"m", "n", "k"};

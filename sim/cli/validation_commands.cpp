@@ -62,6 +62,7 @@ int compare_command(const Args& args) {
   if (!parse_options(args, options, positional)) return 0;
   if (files.size() != 2) throw SpecError("tilesim compare", "arguments", "needs two result files", "give predicted.json measured.json");
   const KernelResult p = load_kernel_result(files[0]), m = load_kernel_result(files[1]);
+  check_prediction(p, files[0]); // before its gpu is taken for a profile name
   check_comparable(p, files[0], m, files[1], load_gpu_profile(gpu_name.empty() ? p.gpu : gpu_name));
   const ConfigurationError e = compare_results(p, m);
   if (!trace_path.empty())
@@ -107,9 +108,12 @@ int validate_command(const Args& args) {
   if (!parse_options(args, options)) return 0;
   // boost parses "nan" and "inf" into a double; a NaN bar compares false and so is always "met".
   const auto check_bar = [](const char* option, double value, double min, double max) {
-    if (!std::isfinite(value) || value < min || value > max)
-      throw SpecError(option, std::to_string(value), "is outside " + std::to_string(min) + ".." + std::to_string(max),
-                      "give a finite bar in that range");
+    if (!std::isfinite(value) || value < min || value > max) {
+      char given[32], range[64];
+      std::snprintf(given, sizeof given, "%g", value);
+      std::snprintf(range, sizeof range, "is outside %g..%g", min, max);
+      throw SpecError(option, given, range, "give a finite bar in that range");
+    }
   };
   check_bar("--time-mape", bars.time_mape, 0, 100);
   check_bar("--dram-read-mape", bars.dram_read_mape, 0, 100);

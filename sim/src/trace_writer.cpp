@@ -1,8 +1,8 @@
 #include "sim/trace_writer.h"
 
+#include "models/output_file.h"
 #include "models/spec_error.h"
 
-#include <fstream>
 #include <set>
 
 namespace tilesim {
@@ -61,11 +61,7 @@ nlohmann::json chrome_trace(const std::vector<TraceProcess>& processes) {
 }
 
 void write_chrome_trace(const std::vector<TraceProcess>& processes, const std::string& path) {
-  const nlohmann::json trace = chrome_trace(processes);
-  std::ofstream out(path);
-  if (!out) throw SpecError(path, "--trace-out", "cannot write the file", "check the folder exists and is writable");
-  out << trace.dump() << '\n';
-  if (!out.flush()) throw SpecError(path, "--trace-out", "the write failed", "check the disk has room");
+  write_output_file(path, chrome_trace(processes).dump() + '\n', "--trace-out");
 }
 
 } // namespace tilesim

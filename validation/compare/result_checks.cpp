@@ -54,11 +54,15 @@ void check_measurement(const KernelResult& measured, const std::string& file, co
                     "check time_ms and the kernel's shape");
 }
 
+void check_prediction(const KernelResult& predicted, const std::string& file) {
+  if (predicted.source != "simulated")
+    throw SpecError(file, "source", "is '" + predicted.source + "', not a prediction",
+                    "give tilesim simulate's result first, the measurement second");
+}
+
 void check_comparable(const KernelResult& predicted, const std::string& predicted_file, const KernelResult& measured,
                       const std::string& measured_file, const GpuProfile& profile) {
-  if (predicted.source != "simulated")
-    throw SpecError(predicted_file, "source", "is '" + predicted.source + "', not a prediction",
-                    "give tilesim simulate's result first, the measurement second");
+  check_prediction(predicted, predicted_file);
   if (predicted.gpu != profile.name)
     throw SpecError(predicted_file, "gpu", "is '" + predicted.gpu + "', not " + profile.name, "simulate on the measured GPU");
   check_measurement(measured, measured_file, profile);

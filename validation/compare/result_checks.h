@@ -18,6 +18,9 @@ bool gpu_matches(const GpuProfile& profile, const std::string& result_gpu);
 // tensor peak at its clock is a broken measurement, not a fast kernel.
 void check_measurement(const KernelResult& measured, const std::string& file, const GpuProfile& profile);
 
+// Throws SpecError naming `file` unless `predicted` is a simulated result.
+void check_prediction(const KernelResult& predicted, const std::string& file);
+
 // Throws SpecError unless `predicted` (simulated on `profile`) and `measured` are of the same
 // kernel and launch order, naming every kernel field that differs.
 void check_comparable(const KernelResult& predicted, const std::string& predicted_file, const KernelResult& measured,
