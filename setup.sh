@@ -3,7 +3,8 @@
 # CUDA (nvcc, CUPTI) is optional: without it the kernels and the measurement harness are skipped.
 set -euo pipefail
 cd "$(dirname "$0")"
-packages=(build-essential cmake libboost-program-options-dev libboost-graph-dev nlohmann-json3-dev catch2 qt6-base-dev)
+packages=(build-essential cmake libboost-program-options-dev libboost-graph-dev nlohmann-json3-dev catch2 qt6-base-dev
+  clang libclang-rt-14-dev) # clang and its libFuzzer runtime: the fuzz targets (tests/fuzz/)
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if ((${#missing[@]})); then
