@@ -29,12 +29,19 @@ public:
     const int a_bytes = dtype_bits(spec.a_dtype) / 8;
     const int b_bytes = dtype_bits(spec.b_dtype) / 8;
 
-    const double rate = gpu.tensor_flops_per_cycle(spec.a_dtype, spec.b_dtype);
+    // MXFP8 where the tensor cores lack block scaling (Hopper): FP8 wgmma into a partial
+    // accumulator per 32-element K block (OCP MX v1.0), which the consumer warps scale and add
+    // into the running one on the CUDA cores, one FMA per accumulator element per block (as
+    // DeepGEMM promotes FP8 partial sums every 128).
+    const bool software_scaled = spec.a_dtype == Dtype::mxfp8 && spec.b_dtype == Dtype::mxfp8 && gpu.tensor.mxfp8 <= 0 &&
+                                 gpu.tensor.fp8 > 0;
+    const double rate = software_scaled ? gpu.tensor.fp8 : gpu.tensor_flops_per_cycle(spec.a_dtype, spec.b_dtype);
     mma_cycles_ = 2.0 * spec.tile.m * spec.tile.n * spec.tile.k / rate;
     const double issue_per_cycle = 32.0 * gpu.sm.warp_schedulers;
     element_cycles_ = spec.a_dtype == spec.b_dtype
                           ? 0.0
                           : kConversionInstructionsPerElement * spec.tile.n * spec.tile.k / issue_per_cycle;
+    if (software_scaled) element_cycles_ = static_cast<double>(spec.tile.m) * spec.tile.n * (spec.tile.k / 32) / gpu.sm.fp32_lanes;
     epilogue_cycles_ = (kEpilogueInstructionsPerElement + epilogue_.instructions_per_element()) * spec.tile.m *
                        spec.tile.n / issue_per_cycle;
 
