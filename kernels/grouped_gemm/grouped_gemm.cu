@@ -22,11 +22,11 @@ constexpr int kMaxStagesN256 = 4;
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
-template <int BlockN> void enable_shared_memory(int stages) {
+template <int BlockN, GemmEpilogue Epilogue = GemmEpilogue::none> void enable_shared_memory(int stages) {
   static int enabled_bytes = 0; // raise the opt-in once per instantiation, to the largest asked
   const int bytes = TileShape<BlockN>::shared_bytes(stages);
   if (bytes <= enabled_bytes) return;
-  check_cuda(cudaFuncSetAttribute(grouped_gemm_kernel<BlockN>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
+  check_cuda(cudaFuncSetAttribute(grouped_gemm_kernel<BlockN, Epilogue>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
              "cudaFuncSetAttribute(grouped_gemm_kernel, MaxDynamicSharedMemorySize)");
   enabled_bytes = bytes;
 }
@@ -54,7 +54,7 @@ template <int BlockN> int max_active_clusters(int stages) {
   const cudaLaunchConfig_t config =
       launch_config(kClusterSize, TileShape<BlockN>::threads, TileShape<BlockN>::shared_bytes(stages), nullptr, &cluster);
   int clusters = 0;
-  check_cuda(cudaOccupancyMaxActiveClusters(&clusters, grouped_gemm_kernel<BlockN>, &config),
+  check_cuda(cudaOccupancyMaxActiveClusters(&clusters, grouped_gemm_kernel<BlockN, GemmEpilogue::none>, &config),
              "cudaOccupancyMaxActiveClusters(grouped_gemm_kernel)");
   if (clusters < 1)
     throw KernelError("cudaOccupancyMaxActiveClusters: no cluster of 2 CTAs with " +
@@ -63,14 +63,24 @@ template <int BlockN> int max_active_clusters(int stages) {
   return clusters;
 }
 
-template <int BlockN>
+template <int BlockN, GemmEpilogue Epilogue>
 void launch(const TensorMaps& maps, const GroupedGemmParams& params, int grid, cudaStream_t stream) {
-  enable_shared_memory<BlockN>(params.stages);
+  enable_shared_memory<BlockN, Epilogue>(params.stages);
   cudaLaunchAttribute cluster{};
   const cudaLaunchConfig_t config = launch_config(grid, TileShape<BlockN>::threads,
                                                   TileShape<BlockN>::shared_bytes(params.stages), stream, &cluster);
-  check_cuda(cudaLaunchKernelEx(&config, grouped_gemm_kernel<BlockN>, maps, params),
+  check_cuda(cudaLaunchKernelEx(&config, grouped_gemm_kernel<BlockN, Epilogue>, maps, params),
              "cudaLaunchKernelEx(grouped_gemm_kernel)");
+}
+
+template <int BlockN>
+void launch(const TensorMaps& maps, const GroupedGemmParams& params, GemmEpilogue epilogue, int grid,
+            cudaStream_t stream) {
+  switch (epilogue) {
+  case GemmEpilogue::none: launch<BlockN, GemmEpilogue::none>(maps, params, grid, stream); break;
+  case GemmEpilogue::bias_relu: launch<BlockN, GemmEpilogue::bias_relu>(maps, params, grid, stream); break;
+  case GemmEpilogue::bias_gelu: launch<BlockN, GemmEpilogue::bias_gelu>(maps, params, grid, stream); break;
+  }
 }
 
 void require(bool ok, const std::string& message) {
@@ -104,7 +114,8 @@ struct GroupedGemm::Impl {
   int total_tokens = 0;
 };
 
-GroupedGemm::GroupedGemm(const GroupedGemmProblem& problem, const void* x, const void* w, void* y, int sm_count)
+GroupedGemm::GroupedGemm(const GroupedGemmProblem& problem, const void* x, const void* w, void* y, int sm_count,
+                         const void* bias)
     : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   m.problem = problem;
@@ -123,6 +134,10 @@ GroupedGemm::GroupedGemm(const GroupedGemmProblem& problem, const void* x, const
           "order.kind is not a LaunchOrderKind");
   require(problem.order.group >= 1, "order.group = " + std::to_string(problem.order.group) + " must be >= 1");
   require(sm_count >= 1, "sm_count = " + std::to_string(sm_count) + " must be >= 1");
+  const bool fused = problem.epilogue != GemmEpilogue::none;
+  require(fused == (bias != nullptr), fused ? "a fused epilogue needs the bias [experts, n]; got a null pointer"
+                                            : "bias is given but epilogue is none; set epilogue or pass nullptr");
+  require(reinterpret_cast<uintptr_t>(bias) % 4 == 0, "bias must be 4-byte aligned (bf16 pairs)");
 
   std::vector<int> offsets(2 * (problem.experts + 1), 0); // row_offsets | token_offsets
   int64_t tokens = 0;
@@ -173,6 +188,7 @@ GroupedGemm::GroupedGemm(const GroupedGemmProblem& problem, const void* x, const
   p.space = TileSpace{m.device_offsets, problem.experts, offsets[problem.experts], tile_cols};
   p.token_offsets = m.device_offsets + problem.experts + 1;
   p.y = static_cast<__nv_bfloat16*>(y);
+  p.bias = static_cast<const __nv_bfloat16*>(bias);
   p.trace = nullptr;
   p.n = problem.n;
   p.k_blocks = ceil_div(problem.k, problem.tile_k);
@@ -189,9 +205,9 @@ void GroupedGemm::run(cudaStream_t stream, TileTrace* trace) const {
   GroupedGemmParams params = m.params;
   params.trace = trace;
   if (m.problem.tile_n == 256)
-    launch<256>(m.maps, params, m.grid, stream);
+    launch<256>(m.maps, params, m.problem.epilogue, m.grid, stream);
   else
-    launch<128>(m.maps, params, m.grid, stream);
+    launch<128>(m.maps, params, m.problem.epilogue, m.grid, stream);
 }
 
 int GroupedGemm::tile_count() const { return impl_->tiles; }

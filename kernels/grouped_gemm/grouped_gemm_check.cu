@@ -24,6 +24,7 @@ struct Config {
   int stages;
   bool persistent;
   tilesim::LaunchOrder order;
+  tilesim::GemmEpilogue epilogue = tilesim::GemmEpilogue::none;
 };
 
 struct Case {
@@ -48,8 +49,33 @@ std::vector<Config> every_order_and_mode(const std::string& only_order) {
   return configs;
 }
 
-Config one(int tile_n, int stages, bool persistent, const char* order) {
-  return {tile_n, stages, persistent, tilesim::parse_launch_order(order)};
+Config one(int tile_n, int stages, bool persistent, const char* order,
+           tilesim::GemmEpilogue epilogue = tilesim::GemmEpilogue::none) {
+  return {tile_n, stages, persistent, tilesim::parse_launch_order(order), epilogue};
+}
+
+// Fused epilogues on both store paths (full tiles through TMA, tiles cut by an expert's end or
+// by n stored directly), both tile widths and both modes.
+std::vector<Config> fused_epilogues() {
+  using tilesim::GemmEpilogue;
+  return {one(256, 4, true, "grouped_m:8", GemmEpilogue::bias_relu), one(128, 6, false, "hilbert", GemmEpilogue::bias_gelu),
+          one(256, 4, false, "row_major", GemmEpilogue::bias_gelu), one(128, 4, true, "interleaved", GemmEpilogue::bias_relu)};
+}
+
+// The reference through the epilogue, in double: act(ref + bias[expert of the row][col]), the
+// activations' formulas of kernels/common/activations.cuh (GELU's tanh exact here).
+__global__ void epilogue_reference(const float* ref, const int* rows, int sampled, const int* token_offsets, int experts,
+                                   const __nv_bfloat16* bias, int n, tilesim::GemmEpilogue epilogue, float* out) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < int64_t(sampled) * n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const int row = rows[i / n], col = static_cast<int>(i % n);
+    int e = 0;
+    while (e + 1 < experts && token_offsets[e + 1] <= row) ++e;
+    const double v = double(ref[i]) + double(__bfloat162float(bias[int64_t(e) * n + col]));
+    out[i] = epilogue == tilesim::GemmEpilogue::bias_relu
+                 ? float(v > 0 ? v : 0.0)
+                 : float(0.5 * v * (1.0 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v))));
+  }
 }
 
 // Runs every config of one case on one set of random inputs; returns the number of failures.
@@ -71,14 +97,17 @@ int run_case(const Case& c, int sm_count, uint64_t seed) {
         rows.push_back(token_offsets[e + 1] - 1);
       }
 
-  void *x = nullptr, *w = nullptr, *y = nullptr;
-  float* ref = nullptr;
+  void *x = nullptr, *w = nullptr, *y = nullptr, *bias = nullptr;
+  float *ref = nullptr, *ref_fused = nullptr;
   int *d_rows = nullptr, *d_offsets = nullptr;
   tk::testing::Comparison* d_cmp = nullptr;
   check(cudaMalloc(&x, std::max<int64_t>(x_elems, 1) * 2), "cudaMalloc(x)");
   check(cudaMalloc(&w, w_elems * 2), "cudaMalloc(w)");
   check(cudaMalloc(&y, (y_elems + guard_elems) * 2), "cudaMalloc(y)");
   check(cudaMalloc(&ref, std::max<size_t>(rows.size(), 1) * c.n * sizeof(float)), "cudaMalloc(ref)");
+  check(cudaMalloc(&ref_fused, std::max<size_t>(rows.size(), 1) * c.n * sizeof(float)), "cudaMalloc(ref_fused)");
+  check(cudaMalloc(&bias, int64_t(experts) * c.n * 2), "cudaMalloc(bias)");
+  tk::testing::fill_uniform_host(bias, int64_t(experts) * c.n, seed * 2 + 3);
   check(cudaMalloc(&d_rows, std::max<size_t>(rows.size(), 1) * sizeof(int)), "cudaMalloc(rows)");
   check(cudaMalloc(&d_offsets, token_offsets.size() * sizeof(int)), "cudaMalloc(offsets)");
   check(cudaMalloc(&d_cmp, sizeof(tk::testing::Comparison)), "cudaMalloc(comparison)");
@@ -105,17 +134,27 @@ int run_case(const Case& c, int sm_count, uint64_t seed) {
     problem.stages = cfg.stages;
     problem.persistent = cfg.persistent;
     problem.order = cfg.order;
+    problem.epilogue = cfg.epilogue;
+    const bool fused = cfg.epilogue != tilesim::GemmEpilogue::none;
     char label[256];
-    std::snprintf(label, sizeof label, "%-14s 128x%dx64 s%d %-14s %-10s", c.name.c_str(), cfg.tile_n, cfg.stages,
-                  tilesim::to_string(cfg.order).c_str(), cfg.persistent ? "persistent" : "grid");
+    std::snprintf(label, sizeof label, "%-14s 128x%dx64 s%d %-14s %-10s%s", c.name.c_str(), cfg.tile_n, cfg.stages,
+                  tilesim::to_string(cfg.order).c_str(), cfg.persistent ? "persistent" : "grid",
+                  cfg.epilogue == tilesim::GemmEpilogue::bias_relu   ? " bias_relu"
+                  : cfg.epilogue == tilesim::GemmEpilogue::bias_gelu ? " bias_gelu"
+                                                                     : "");
     try {
-      tk::GroupedGemm gemm(problem, x, w, y, sm_count);
+      if (fused && !rows.empty()) {
+        epilogue_reference<<<512, 256>>>(ref, d_rows, static_cast<int>(rows.size()), d_offsets, experts,
+                                         static_cast<const __nv_bfloat16*>(bias), c.n, cfg.epilogue, ref_fused);
+        check(cudaGetLastError(), "epilogue_reference launch");
+      }
+      tk::GroupedGemm gemm(problem, x, w, y, sm_count, fused ? bias : nullptr);
       check(cudaMemset(y, 0xFF, (y_elems + guard_elems) * 2), "cudaMemset(y poison)");
       check(cudaMemset(d_cmp, 0, sizeof(tk::testing::Comparison)), "cudaMemset(comparison)");
       gemm.run(nullptr, nullptr);
       check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after grouped_gemm");
       if (!rows.empty()) {
-        tk::testing::compare_rows<<<512, 256>>>(static_cast<const __nv_bfloat16*>(y), ref, d_rows,
+        tk::testing::compare_rows<<<512, 256>>>(static_cast<const __nv_bfloat16*>(y), fused ? ref_fused : ref, d_rows,
                                                 static_cast<int>(rows.size()), c.n, d_cmp);
         check(cudaGetLastError(), "compare_rows launch");
       }
@@ -137,6 +176,8 @@ int run_case(const Case& c, int sm_count, uint64_t seed) {
   cudaFree(w);
   cudaFree(y);
   cudaFree(ref);
+  cudaFree(ref_fused);
+  cudaFree(bias);
   cudaFree(d_rows);
   cudaFree(d_offsets);
   cudaFree(d_cmp);
@@ -227,6 +268,9 @@ int check_rejections() {
   p = base;
   p.tile_k = 32;
   expect_error("tile_k 32", p, "tile_k");
+  p = base;
+  p.epilogue = tilesim::GemmEpilogue::bias_relu;
+  expect_error("fused epilogue without a bias", p, "bias");
   if (!tk::grouped_gemm_supported(128, 128, 64, 6) || tk::grouped_gemm_supported(128, 256, 64, 5)) {
     std::printf("FAIL grouped_gemm_supported table\n");
     ++failures;
@@ -274,6 +318,8 @@ int main(int argc, char** argv) {
   const auto all = every_order_and_mode(only_order);
   cases.push_back({"dense_1024", {1024}, 1024, 1024, 1, all});
   cases.push_back({"ragged", {0, 1, 127, 129, 300}, 1000, 520, 1, all});
+  cases.push_back({"fused_dense", {1024}, 1024, 1024, 1, fused_epilogues()});
+  cases.push_back({"fused_ragged", {0, 1, 127, 129, 300}, 1000, 520, 1, fused_epilogues()});
   cases.push_back({"zero_experts", {256, 0, 0, 128, 384, 0, 1, 513}, 512, 1024, 1, all});
   cases.push_back({"odd_tiles", {300}, 640, 192, 1, all}); // 15 or 9 tiles: the last cluster pair is half empty
   cases.push_back({"all_empty", {0, 0, 0}, 256, 256, 1, {one(256, 4, true, "row_major")}});

@@ -193,6 +193,19 @@ __device__ __forceinline__ float2 bias_pair(const GroupedGemmParams& p, int expe
   return __bfloat1622float2(__ldg(reinterpret_cast<const __nv_bfloat162*>(p.bias + static_cast<int64_t>(expert) * p.n + col)));
 }
 
+// The tile's bias row segment (BlockN bf16: 4 lines at 256) is pulled into L1 as the tile starts,
+// so that the epilogue's loads, which each chunk's barriers keep from being hoisted, hit L1
+// instead of making four L2 round trips (first fused version: +2-3.6% over the plain GEMM).
+template <int BlockN, GemmEpilogue Epilogue>
+__device__ __forceinline__ void prefetch_bias(const GroupedGemmParams& p, const TileIndex& tile) {
+  if constexpr (Epilogue != GemmEpilogue::none) {
+    constexpr int lines = BlockN * 2 / 128;
+    const int t = threadIdx.x % 128;
+    const int col = tile.col * BlockN + t * 64;
+    if (t < lines && col < p.n) ptx::prefetch_l1(p.bias + static_cast<int64_t>(tile.expert) * p.n + col);
+  }
+}
+
 template <GemmEpilogue Epilogue> __device__ __forceinline__ float2 epilogue_bias(const GroupedGemmParams& p, int expert, int col) {
   if constexpr (Epilogue == GemmEpilogue::none) return {0.0f, 0.0f};
   else return bias_pair(p, expert, col);
@@ -295,6 +308,7 @@ __device__ __forceinline__ void consumer_loop(const GroupedGemmParams& p, const 
   while (scheduler.next(work)) {
     // The start time goes straight to memory: a register held across the main loop would spill.
     if (trace_writer && work.store) p.trace[work.linear].start_ns = ptx::global_timer_ns();
+    prefetch_bias<BlockN, Epilogue>(p, work.tile);
 #pragma unroll
     for (int i = 0; i < Shape::accumulators; ++i) acc[i] = 0.0f;
     int previous_stage = -1;

@@ -23,6 +23,15 @@ constexpr int kCheckSamples = 48;
 // bf16 output of a K-long fp32 dot product: one bf16 rounding (2^-8 relative) dominates.
 constexpr double kCheckTolerance = 2e-2;
 
+// The epilogue applied to the double reference: bias, then ReLU or GELU (tanh form, as
+// kernels/common/activations.cuh).
+double epilogue_reference(GemmEpilogue epilogue, double acc, double bias) {
+  if (epilogue == GemmEpilogue::none) return acc;
+  const double v = acc + bias;
+  if (epilogue == GemmEpilogue::bias_relu) return v > 0 ? v : 0.0;
+  return 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+}
+
 void require(bool ok, const std::string& spec, const std::string& field, const std::string& problem) {
   if (!ok) throw MeasureError(MeasureFailure::usage, spec + ": " + field + ": " + problem);
 }
@@ -58,10 +67,13 @@ public:
       : spec_(spec), total_m_(spec.total_m()),
         x_(bf16_count(total_m_, spec.k) * 2, "X (tokens x k)"),
         w_(bf16_count(static_cast<std::int64_t>(spec.experts()) * spec.n, spec.k) * 2, "W (experts x n x k)"),
-        y_(bf16_count(total_m_, spec.n) * 2, "Y (tokens x n)") {
+        y_(bf16_count(total_m_, spec.n) * 2, "Y (tokens x n)"),
+        bias_(spec.epilogue == GemmEpilogue::none ? 0 : bf16_count(spec.experts(), spec.n) * 2, "bias (experts x n)") {
     fill_random_bf16(x_.get(), bf16_count(total_m_, spec.k), seed, stream);
     fill_random_bf16(w_.get(), bf16_count(static_cast<std::int64_t>(spec.experts()) * spec.n, spec.k),
                      seed ^ 0x5bd1e995u, stream);
+    if (spec.epilogue != GemmEpilogue::none)
+      fill_random_bf16(bias_.get(), bf16_count(spec.experts(), spec.n), seed ^ 0x27d4eb2fu, stream);
     check_cuda(cudaMemsetAsync(y_.get(), 0xff, y_.bytes(), stream), "cudaMemsetAsync(Y poison)"); // NaN bf16
     check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize (after filling the operands)");
     int sms = 0;
@@ -78,10 +90,12 @@ public:
     p.stages = spec.stages;
     p.persistent = spec.persistent;
     p.order = spec.order;
+    p.epilogue = spec.epilogue;
     if (spec.cluster != 2)
       throw MeasureError(MeasureFailure::usage, spec.name + ": cluster: kernels/ runs clusters of 2 CTAs; set \"cluster\": 2");
     try {
-      gemm_ = std::make_unique<kernels::GroupedGemm>(p, x_.get(), w_.get(), y_.get(), sms);
+      gemm_ = std::make_unique<kernels::GroupedGemm>(p, x_.get(), w_.get(), y_.get(), sms,
+                                                     spec.epilogue == GemmEpilogue::none ? nullptr : bias_.get());
     } catch (const kernels::KernelError& e) {
       throw MeasureError(MeasureFailure::usage, spec.name + ": " + e.what());
     }
@@ -171,6 +185,13 @@ public:
         ref += p;
         scale += std::fabs(p);
       }
+      if (spec_.epilogue != GemmEpilogue::none) {
+        std::uint16_t bias_bits = 0;
+        check_cuda(cudaMemcpy(&bias_bits, static_cast<const char*>(bias_.get()) + (static_cast<std::int64_t>(expert) * spec_.n + col) * 2,
+                              2, cudaMemcpyDeviceToHost),
+                   "cudaMemcpy(bias element)");
+        ref = epilogue_reference(spec_.epilogue, ref, bf16_to_float(bias_bits));
+      }
       const double got = bf16_to_float(y_bits);
       const double error = std::fabs(got - ref) / std::max(scale / std::sqrt(static_cast<double>(spec_.k)), 1e-30);
       if (!(error <= kCheckTolerance)) // NaN fails too
@@ -186,7 +207,7 @@ public:
 private:
   KernelSpec spec_;
   std::int64_t total_m_;
-  DeviceBuffer x_, w_, y_;
+  DeviceBuffer x_, w_, y_, bias_;
   std::unique_ptr<kernels::GroupedGemm> gemm_;
   std::vector<int> row_offsets_;
 };

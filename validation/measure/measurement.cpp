@@ -46,6 +46,8 @@ std::unique_ptr<MeasuredWorkload> make_workload(const MeasureOptions& o, cudaStr
       throw MeasureError(MeasureFailure::usage, std::string("--order: ") + e.what());
     }
   }
+  if (spec.kind == KernelKind::elementwise) return make_elementwise_workload(spec, o.device, o.seed, stream);
+  if (spec.mixed_input()) return make_mixed_input_workload(spec, o.device, o.seed, stream);
   return make_grouped_gemm_workload(spec, o.device, o.seed, stream);
 }
 

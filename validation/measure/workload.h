@@ -1,6 +1,6 @@
 // What the harness measures: one kernel launch it can repeat, with its FLOP count and, where the
-// kernel records one, a per-tile trace. Implementations: the grouped GEMM of kernels/ (from a
-// kernel spec) and a streaming copy (the harness's own check of the DRAM counters).
+// kernel records one, a per-tile trace. Implementations: the grouped GEMM and the element-wise kernel of kernels/
+// (from a kernel spec) and a streaming copy (the harness's own check of the DRAM counters).
 #pragma once
 
 #include "sim/kernel_result.h"
@@ -35,6 +35,11 @@ public:
 // Throws MeasureError(usage) naming the spec field when the kernel cannot run the spec.
 std::unique_ptr<MeasuredWorkload> make_grouped_gemm_workload(const KernelSpec& spec, int device,
                                                              std::uint64_t seed, cudaStream_t stream);
+std::unique_ptr<MeasuredWorkload> make_elementwise_workload(const KernelSpec& spec, int device, std::uint64_t seed,
+                                                            cudaStream_t stream);
+// bf16 x int8/uint8 specs (KernelSpec::mixed_input()): kernels/mixed_input/.
+std::unique_ptr<MeasuredWorkload> make_mixed_input_workload(const KernelSpec& spec, int device, std::uint64_t seed,
+                                                            cudaStream_t stream);
 std::unique_ptr<MeasuredWorkload> make_streaming_copy_workload(std::size_t bytes, std::uint64_t seed,
                                                                cudaStream_t stream);
 

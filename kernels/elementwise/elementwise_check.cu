@@ -1,0 +1,195 @@
+// elementwise_check: the element-wise kernel against a double-precision host reference. Every case
+// draws fresh inputs, poisons the output and a guard region after it (0xFF bytes) before the run,
+// and checks every element within the dtype's rounding (GELU: plus tanh.approx's 2^-11), and the
+// guard untouched. Sizes straddle the vector and block boundaries (masked tail), forms grid and
+// persistent. Exit 0 pass, 1 fail, 77 no CUDA device (CTest skip).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/common/check_kernels.cuh"
+#include "kernels/elementwise/elementwise.h"
+
+namespace tk = tilesim::kernels;
+using tilesim::Dtype;
+using tilesim::ElementwiseOp;
+using tk::testing::check;
+
+namespace {
+
+constexpr std::size_t kGuardBytes = 4096;
+
+int bytes_of(Dtype d) { return d == Dtype::fp32 ? 4 : 2; }
+const char* name_of(Dtype d) { return d == Dtype::fp32 ? "fp32" : d == Dtype::bf16 ? "bf16" : "fp16"; }
+const char* name_of(ElementwiseOp op) {
+  const char* names[] = {"add", "mul", "relu", "gelu"};
+  return names[static_cast<int>(op)];
+}
+
+// Host encodings of the device types (round to nearest even), and back.
+std::uint32_t float_bits(float f) {
+  std::uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+double decode(Dtype d, const unsigned char* p) {
+  if (d == Dtype::fp32) {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+  }
+  std::uint16_t h;
+  std::memcpy(&h, p, 2);
+  if (d == Dtype::bf16) {
+    const std::uint32_t u = static_cast<std::uint32_t>(h) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  }
+  return static_cast<double>(__half2float(__half(__half_raw{h})));
+}
+void encode(Dtype d, double v, unsigned char* p) {
+  if (d == Dtype::fp32) {
+    const float f = static_cast<float>(v);
+    std::memcpy(p, &f, 4);
+  } else if (d == Dtype::bf16) {
+    std::uint32_t u = float_bits(static_cast<float>(v));
+    u += 0x7FFF + ((u >> 16) & 1);
+    const std::uint16_t h = static_cast<std::uint16_t>(u >> 16);
+    std::memcpy(p, &h, 2);
+  } else {
+    const __half_raw raw = __half(__float2half_rn(static_cast<float>(v)));
+    std::memcpy(p, &raw.x, 2);
+  }
+}
+
+double reference(ElementwiseOp op, double a, double b) {
+  switch (op) {
+  case ElementwiseOp::add: return a + b;
+  case ElementwiseOp::mul: return a * b;
+  case ElementwiseOp::relu: return a > 0 ? a : 0.0;
+  case ElementwiseOp::gelu: return 0.5 * a * (1.0 + std::tanh(0.7978845608028654 * (a + 0.044715 * a * a * a)));
+  }
+  return 0;
+}
+
+// Rounding of the output type, plus tanh.approx.f32's relative error for GELU.
+double tolerance(Dtype d, ElementwiseOp op, double ref) {
+  const double unit = d == Dtype::fp32 ? 0x1p-23 : d == Dtype::bf16 ? 0x1p-7 : 0x1p-10;
+  double t = unit * std::fabs(ref) + 1e-30;
+  if (op == ElementwiseOp::gelu) t += 2e-3 * (std::fabs(ref) + 0.1);
+  return t;
+}
+
+struct Buffers {
+  void* x = nullptr;
+  void* y = nullptr;
+  void* out = nullptr;
+  ~Buffers() {
+    cudaFree(x);
+    cudaFree(y);
+    cudaFree(out);
+  }
+};
+
+// Runs one configuration on fresh inputs; returns the number of failures (0 or 1).
+int run_case(const tk::ElementwiseProblem& p, int sm_count, std::mt19937_64& rng) {
+  const std::size_t bytes = static_cast<std::size_t>(p.elements) * bytes_of(p.dtype);
+  std::vector<unsigned char> hx(bytes), hy(bytes), hout(bytes + kGuardBytes);
+  std::uniform_real_distribution<double> uniform(-4.0, 4.0);
+  for (std::int64_t i = 0; i < p.elements; ++i) {
+    encode(p.dtype, uniform(rng), &hx[i * bytes_of(p.dtype)]);
+    encode(p.dtype, uniform(rng), &hy[i * bytes_of(p.dtype)]);
+  }
+  Buffers b;
+  check(cudaMalloc(&b.x, bytes), "cudaMalloc(x)");
+  check(cudaMalloc(&b.y, bytes), "cudaMalloc(y)");
+  check(cudaMalloc(&b.out, bytes + kGuardBytes), "cudaMalloc(out)");
+  check(cudaMemcpy(b.x, hx.data(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy(x)");
+  check(cudaMemcpy(b.y, hy.data(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy(y)");
+  check(cudaMemset(b.out, 0xFF, bytes + kGuardBytes), "cudaMemset(out poison)");
+  const bool binary = p.op == ElementwiseOp::add || p.op == ElementwiseOp::mul;
+  std::string where = std::string(name_of(p.op)) + " " + name_of(p.dtype) + " n=" + std::to_string(p.elements) +
+                      " block=" + std::to_string(p.block) + " vector=" + std::to_string(p.vector) +
+                      " unroll=" + std::to_string(p.unroll) +
+                      (p.persistent ? " persistent" : " grid");
+  try {
+    tk::Elementwise kernel(p, b.x, binary ? b.y : nullptr, b.out, sm_count);
+    kernel.run(nullptr);
+    where += " (grid " + std::to_string(kernel.grid_size()) + ")";
+  } catch (const tk::KernelError& e) {
+    std::printf("FAIL %s: %s\n", where.c_str(), e.what());
+    return 1;
+  }
+  check(cudaDeviceSynchronize(), "elementwise_kernel");
+  check(cudaMemcpy(hout.data(), b.out, bytes + kGuardBytes, cudaMemcpyDeviceToHost), "cudaMemcpy(out)");
+  for (std::int64_t i = 0; i < p.elements; ++i) {
+    const std::size_t at = static_cast<std::size_t>(i) * bytes_of(p.dtype);
+    const double want = reference(p.op, decode(p.dtype, &hx[at]), decode(p.dtype, &hy[at]));
+    const double got = decode(p.dtype, &hout[at]);
+    if (!(std::fabs(got - want) <= tolerance(p.dtype, p.op, want))) { // NaN (poison) fails too
+      std::printf("FAIL %s: element %lld is %.8g, expected %.8g\n", where.c_str(), static_cast<long long>(i), got, want);
+      return 1;
+    }
+  }
+  for (std::size_t i = bytes; i < bytes + kGuardBytes; ++i)
+    if (hout[i] != 0xFF) {
+      std::printf("FAIL %s: wrote past the end (guard byte %zu)\n", where.c_str(), i - bytes);
+      return 1;
+    }
+  std::printf("ok   %s\n", where.c_str());
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::printf("SKIP: no CUDA device (elementwise_check needs an sm_90 GPU)\n");
+    return 77;
+  }
+  int sm_count = 0;
+  check(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, 0), "cudaDeviceGetAttribute");
+  std::mt19937_64 rng(18);
+  // Tails: one element, one short of a vector, one past a block step, a prime, and ~1M + 3.
+  const std::vector<std::int64_t> sizes =
+      quick ? std::vector<std::int64_t>{1, 1023, 4097, 1000003} : std::vector<std::int64_t>{1, 7, 1023, 1024, 4097, 65537, 1000003, 4194304};
+  int failures = 0, cases = 0;
+  for (Dtype dtype : {Dtype::fp32, Dtype::bf16, Dtype::fp16})
+    for (ElementwiseOp op : {ElementwiseOp::add, ElementwiseOp::mul, ElementwiseOp::relu, ElementwiseOp::gelu})
+      for (std::int64_t n : sizes)
+        for (bool persistent : {false, true})
+          for (int block : {64, 256, 1024}) {
+            const int max_vector = 16 / bytes_of(dtype);
+            for (int vector : {1, max_vector})
+              for (int unroll : {1, 2, 4}) {
+                if (quick && (block == 64 || unroll == 4 || (dtype == Dtype::fp16 && op != ElementwiseOp::gelu))) continue;
+                tk::ElementwiseProblem p{op, dtype, n, block, vector, unroll, persistent};
+                failures += run_case(p, sm_count, rng);
+                ++cases;
+              }
+          }
+  // Bad problems are refused with a message, not launched.
+  for (const auto& [p, what] : std::vector<std::pair<tk::ElementwiseProblem, const char*>>{
+           {{ElementwiseOp::add, Dtype::fp32, 0, 256, 4, 1, false}, "zero elements"},
+           {{ElementwiseOp::add, Dtype::fp32, 1024, 96, 4, 1, false}, "block 96"},
+           {{ElementwiseOp::add, Dtype::fp32, 1024, 256, 8, 1, false}, "vector 8 of fp32"},
+           {{ElementwiseOp::add, Dtype::fp32, 1024, 256, 4, 3, false}, "unroll 3"}}) {
+    ++cases;
+    if (tk::elementwise_unsupported_reason(p).empty()) {
+      std::printf("FAIL %s was accepted\n", what);
+      ++failures;
+    }
+  }
+  std::printf("%d of %d cases passed\n", cases - failures, cases);
+  return failures == 0 ? 0 : 1;
+}

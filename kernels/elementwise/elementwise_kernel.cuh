@@ -1,0 +1,77 @@
+// The element-wise kernel. CTA c handles steps c, c + gridDim.x, ...: in the grid form gridDim.x is
+// the step count and each CTA runs the loop once; in the persistent form the grid is what fits on
+// the GPU at once and each CTA strides. A step is blockDim.x * Vector * Unroll elements: thread t
+// owns Unroll vectors of Vector consecutive elements, blockDim.x * Vector apart, so that each load
+// instruction of a warp reads one contiguous run and a thread has all its loads in flight before it
+// computes. Whole vectors move as one 16-byte (or narrower) load and store; a vector that crosses
+// the end is finished element by element. Index is 32-bit where the launcher can (fewer
+// instructions per step), 64-bit beyond 2^31 elements.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "kernels/common/activations.cuh"
+#include "models/kernel_spec.h"
+
+namespace tilesim::kernels {
+
+__device__ __forceinline__ float to_float(float v) { return v; }
+__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
+template <typename T> __device__ __forceinline__ T from_float(float v);
+template <> __device__ __forceinline__ float from_float<float>(float v) { return v; }
+template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+template <> __device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
+
+template <ElementwiseOp Op> __device__ __forceinline__ float apply(float a, float b) {
+  if constexpr (Op == ElementwiseOp::add) return a + b;
+  if constexpr (Op == ElementwiseOp::mul) return a * b;
+  if constexpr (Op == ElementwiseOp::relu) return relu(a);
+  if constexpr (Op == ElementwiseOp::gelu) return gelu_tanh(a);
+}
+
+__host__ __device__ constexpr bool is_binary(ElementwiseOp op) { return op == ElementwiseOp::add || op == ElementwiseOp::mul; }
+
+// Vector consecutive elements, aligned so that one instruction moves them.
+template <typename T, int Vector> struct alignas(sizeof(T) * Vector) Pack {
+  T v[Vector];
+};
+
+template <typename T, int Vector, ElementwiseOp Op>
+__device__ __forceinline__ Pack<T, Vector> apply_pack(const Pack<T, Vector>& a, const Pack<T, Vector>& b) {
+  Pack<T, Vector> r;
+#pragma unroll
+  for (int i = 0; i < Vector; ++i) r.v[i] = from_float<T>(apply<Op>(to_float(a.v[i]), to_float(b.v[i])));
+  return r;
+}
+
+template <typename T, int Vector, int Unroll, ElementwiseOp Op, typename Index>
+__global__ void elementwise_kernel(const T* __restrict__ x, const T* __restrict__ y, T* __restrict__ out,
+                                   Index elements, Index steps) {
+  using V = Pack<T, Vector>;
+  const Index stride = static_cast<Index>(blockDim.x) * Vector; // between a thread's vectors
+  for (Index step = blockIdx.x; step < steps; step += gridDim.x) {
+    const Index first = step * stride * Unroll + static_cast<Index>(threadIdx.x) * Vector;
+    if (first + (Unroll - 1) * stride + Vector <= elements) {
+      V a[Unroll], b[Unroll];
+#pragma unroll
+      for (int u = 0; u < Unroll; ++u) {
+        a[u] = *reinterpret_cast<const V*>(x + first + u * stride);
+        if constexpr (is_binary(Op)) b[u] = *reinterpret_cast<const V*>(y + first + u * stride);
+      }
+#pragma unroll
+      for (int u = 0; u < Unroll; ++u) *reinterpret_cast<V*>(out + first + u * stride) = apply_pack<T, Vector, Op>(a[u], b[u]);
+    } else { // the masked tail: this thread's vectors that reach past the end
+      for (int u = 0; u < Unroll; ++u) {
+        const Index begin = first + u * stride;
+        for (Index i = begin; i < begin + Vector && i < elements; ++i)
+          out[i] = from_float<T>(apply<Op>(to_float(x[i]), is_binary(Op) ? to_float(y[i]) : 0.0f));
+      }
+    }
+  }
+}
+
+} // namespace tilesim::kernels

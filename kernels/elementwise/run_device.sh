@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Issue 18's whole device session (H100): compute-sanitizer once on each new kernel (the
+# element-wise kernel, the GEMM's fused epilogues), the correctness checks, the vector-add
+# benchmark against Triton, torch and the device copy, and the element-wise/fused dataset.
+#
+#   kernels/elementwise/run_device.sh checks BIN_DIR OUT_DIR
+#   kernels/elementwise/run_device.sh dataset BIN_DIR OUT_DIR [SWEEP_SECONDS] [FILTER]
+#
+# BIN_DIR holds tilesim-measure, elementwise_check, grouped_gemm_check and
+# libtilesim_elementwise_capi.so. `checks` writes OUT_DIR/checks.log and bench_elementwise.json;
+# `dataset` writes dataset.log and measured.tgz (one result per spec of
+# validation/data/h100/elementwise/specs/ whose id matches FILTER, same file name, each with its
+# exact command in its provenance), starting no configuration after SWEEP_SECONDS (default 480).
+# Two calls, as one device call runs at most 10 minutes.
+set -u -o pipefail
+mode="${1:?usage: run_device.sh checks|dataset BIN_DIR OUT_DIR [SWEEP_SECONDS] [FILTER]}"
+bin="$(cd "$2" && pwd)"
+out="${3:?usage: run_device.sh checks|dataset BIN_DIR OUT_DIR [SWEEP_SECONDS] [FILTER]}"
+sweep_seconds="${4:-480}"
+filter="${5:-.}"
+specs=validation/data/h100/elementwise/specs
+mkdir -p "$out/measured"
+if [ "$mode" = checks ]; then
+{
+  date -u
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
+  echo "== compute-sanitizer memcheck: element-wise kernel (quick cases)"
+  timeout 100 compute-sanitizer --tool memcheck --print-limit 5 "$bin/elementwise_check" --quick | tail -n 4
+  echo "== compute-sanitizer memcheck: fused epilogues (grouped_gemm_check --quick --order row_major)"
+  timeout 100 compute-sanitizer --tool memcheck --print-limit 5 "$bin/grouped_gemm_check" --quick --order row_major |
+    grep -E "fused|ERROR|SUMMARY|failure"
+  echo "== elementwise_check --quick"
+  timeout 60 "$bin/elementwise_check" --quick | grep -vE "^ok "
+  echo "== grouped_gemm_check --quick"
+  timeout 90 "$bin/grouped_gemm_check" --quick | grep -E "FAIL|fused|ALL PASS|FAILED"
+  echo "== vector add against Triton, torch, copy"
+  PYTHONUNBUFFERED=1 timeout 200 python3 kernels/elementwise/bench_baselines.py \
+    --lib "$bin/libtilesim_elementwise_capi.so" --out "$out/bench_elementwise.json"
+  date -u
+} 2>&1 | tee "$out/checks.log"
+exit 0
+fi
+{
+  echo "== dataset: $(ls $specs | grep -cE "$filter") configurations"
+  start=$(date +%s)
+  for spec in $(ls $specs/ew_*.json; ls $specs/fused_*.json); do
+    id=$(basename "$spec" .json)
+    echo "$id" | grep -qE "$filter" || continue
+    if (( $(date +%s) - start >= sweep_seconds )); then echo "SKIPPED $id (time)"; continue; fi
+    if ! "$bin/tilesim-measure" --kernel "$spec" --runs 25 --warmup 3 --out "$out/measured/$id.json" 2>"$out/measured/$id.log"; then
+      echo "FAILED $id: $(tail -n 1 "$out/measured/$id.log")"
+    else
+      echo "ok $id $(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(r['time_ms'], r['dram_read_bytes'], r['dram_write_bytes'], r['l2_hit_rate'])" "$out/measured/$id.json")"
+      rm -f "$out/measured/$id.log"
+    fi
+  done
+  echo "dataset took $(( $(date +%s) - start )) s"
+  date -u
+} 2>&1 | tee "$out/dataset.log"
+tar -czf "$out/measured.tgz" -C "$out" measured
+rm -rf "$out/measured"

@@ -1,0 +1,118 @@
+#include "models/elementwise_spec.h"
+#include "models/kernel_spec.h"
+#include "models/spec_error.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+using namespace tilesim;
+using nlohmann::json;
+
+namespace {
+
+json vector_add() {
+  return json::parse(R"({"name":"add","kind":"elementwise","op":"add","elements":16777216,"dtype":"fp32"})");
+}
+
+std::string error_of(const json& j) {
+  try {
+    parse_kernel_spec(j, "spec.json");
+  } catch (const SpecError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+} // namespace
+
+TEST_CASE("an element-wise spec takes 16-byte vectors, 256 threads and the grid form by default") {
+  const KernelSpec s = parse_kernel_spec(vector_add(), "spec.json");
+  CHECK(s.kind == KernelKind::elementwise);
+  CHECK(s.elementwise.op == ElementwiseOp::add);
+  CHECK(s.elementwise.elements == 16777216);
+  CHECK(s.elementwise.block == 256);
+  CHECK(s.elementwise.vector == 4); // 16 bytes of fp32
+  CHECK(s.elementwise.unroll == 1);
+  CHECK(s.elementwise.chunk() == 1024);
+  CHECK_FALSE(s.persistent);
+  CHECK(s.flops() == 16777216.0);
+  CHECK(input_count(ElementwiseOp::add) == 2);
+  CHECK(input_count(ElementwiseOp::gelu) == 1);
+
+  json j = vector_add();
+  j["dtype"] = "bf16";
+  j["unroll"] = 2;
+  j["persistent"] = true;
+  const KernelSpec b = parse_kernel_spec(j, "spec.json");
+  CHECK(b.elementwise.vector == 8); // 16 bytes of bf16
+  CHECK(b.elementwise.chunk() == 256 * 8 * 2);
+  CHECK(b.persistent);
+}
+
+TEST_CASE("an element-wise spec survives its JSON form") {
+  json j = vector_add();
+  j["op"] = "gelu";
+  j["block"] = 128;
+  j["vector"] = 2;
+  const KernelSpec s = parse_kernel_spec(j, "spec.json");
+  const KernelSpec again = parse_kernel_spec(to_json(s), "again.json");
+  CHECK(again.elementwise.op == ElementwiseOp::gelu);
+  CHECK(again.elementwise.block == 128);
+  CHECK(again.elementwise.vector == 2);
+  CHECK(again.elementwise.elements == s.elementwise.elements);
+  CHECK(to_json(again) == to_json(s));
+}
+
+TEST_CASE("bad element-wise specs name the field and the fix") {
+  json j = vector_add();
+  SECTION("zero elements") {
+    j["elements"] = 0;
+    CHECK_THAT(error_of(j), Catch::Contains("spec.json: elements: is 0, not a positive count"));
+  }
+  SECTION("negative elements") {
+    j["elements"] = -5;
+    CHECK_THAT(error_of(j), Catch::Contains("elements: is -5, not a positive count"));
+  }
+  SECTION("a block that is not a power of two") {
+    j["block"] = 96;
+    CHECK_THAT(error_of(j), Catch::Contains("block: is 96, not a power of two from 32 to 1024"));
+  }
+  SECTION("a block past the CTA limit") {
+    j["block"] = 2048;
+    CHECK_THAT(error_of(j), Catch::Contains("block:"));
+  }
+  SECTION("an unknown operation") {
+    j["op"] = "sub";
+    CHECK_THAT(error_of(j), Catch::Contains("op: unknown operation 'sub'; use \"add\", \"mul\", \"relu\" or \"gelu\""));
+  }
+  SECTION("a vector wider than 16 bytes") {
+    j["vector"] = 8;
+    CHECK_THAT(error_of(j), Catch::Contains("vector: is 8, not a power of two of at most 16 bytes of fp32"));
+  }
+  SECTION("an unroll the kernel has no instantiation for") {
+    j["unroll"] = 3;
+    CHECK_THAT(error_of(j), Catch::Contains("unroll: is 3, not 1, 2 or 4"));
+  }
+  SECTION("a dtype the kernel does not take") {
+    j["dtype"] = "fp8_e4m3";
+    CHECK_THAT(error_of(j), Catch::Contains("dtype: is fp8_e4m3"));
+  }
+  SECTION("a missing op") {
+    j.erase("op");
+    CHECK_THAT(error_of(j), Catch::Contains("op: is missing"));
+  }
+}
+
+TEST_CASE("a GEMM's epilogue is none unless named, and an unknown one is refused") {
+  const json gemm = json::parse(R"({"kind":"gemm","dtype":"bf16","m":256,"n":256,"k":256,
+    "tile":{"m":128,"n":128,"k":64},"stages":4,"warps":8})");
+  CHECK(parse_kernel_spec(gemm, "g.json").epilogue == GemmEpilogue::none);
+  CHECK_FALSE(to_json(parse_kernel_spec(gemm, "g.json")).contains("epilogue"));
+  json fused = gemm;
+  fused["epilogue"] = "bias_gelu";
+  const KernelSpec s = parse_kernel_spec(fused, "g.json");
+  CHECK(s.epilogue == GemmEpilogue::bias_gelu);
+  CHECK(parse_kernel_spec(to_json(s), "again.json").epilogue == GemmEpilogue::bias_gelu);
+  fused["epilogue"] = "bias_tanh";
+  CHECK_THAT(error_of(fused), Catch::Contains("epilogue: unknown epilogue 'bias_tanh'"));
+}

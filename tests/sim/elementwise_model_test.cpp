@@ -1,0 +1,82 @@
+#include "models/gpu_profile.h"
+#include "models/kernel_spec.h"
+#include "sim/gpu_simulator.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+using namespace tilesim;
+
+namespace {
+
+KernelSpec elementwise(const std::string& op, long long elements, bool persistent, int block = 256, int unroll = 1) {
+  nlohmann::json j{{"kind", "elementwise"}, {"op", op},          {"elements", elements}, {"dtype", "fp32"},
+                   {"block", block},        {"unroll", unroll}, {"persistent", persistent}};
+  return parse_kernel_spec(j, "test.json");
+}
+
+// Bytes of n fp32 elements rounded up to whole 32-byte sectors.
+long long sector_bytes(long long n) { return (n * 4 + 31) / 32 * 32; }
+
+} // namespace
+
+TEST_CASE("a vector add reads both inputs and writes the output once, masked tail included") {
+  const GpuProfile h100 = load_gpu_profile("h100");
+  // 10000001 elements: 9766 steps of 1024, the last holding 641; 40000004 bytes per array end
+  // inside a sector, which is read and written whole.
+  const KernelResult grid = simulate(h100, elementwise("add", 10000001, false), {.record_tiles = false, .progress = {}});
+  CHECK(grid.dram_read_bytes == 2 * sector_bytes(10000001));
+  CHECK(grid.dram_write_bytes == sector_bytes(10000001));
+  // Persistent: the same reads; the store of the item holding the tail is one box of whole steps
+  // (sim/src/elementwise_model.cpp), 9766 x 4096 bytes.
+  const KernelResult persistent = simulate(h100, elementwise("add", 10000001, true), {.record_tiles = false, .progress = {}});
+  CHECK(persistent.dram_read_bytes == 2 * sector_bytes(10000001));
+  CHECK(persistent.dram_write_bytes == 9766LL * 4096);
+  // relu reads one array.
+  const KernelResult relu = simulate(h100, elementwise("relu", 1000, false), {.record_tiles = true, .progress = {}});
+  CHECK(relu.dram_read_bytes == 4000);
+  CHECK(relu.dram_write_bytes == 4000);
+  CHECK(relu.tiles.size() == 1);
+}
+
+TEST_CASE("the grid form runs one CTA per step; the persistent form one replay CTA per SM") {
+  const GpuProfile h100 = load_gpu_profile("h100");
+  // 2^20 elements, 1024 per step: 1024 steps. Persistent: 256-thread CTAs, 8 per SM (2048 threads),
+  // grid min(1024, 132 x 8) = 1024, so each of the 132 SMs' items holds up to 8 steps, once.
+  const KernelResult grid = simulate(h100, elementwise("add", 1 << 20, false));
+  CHECK(grid.tiles.size() == 1024);
+  CHECK(grid.extra["ctas_per_sm"] == 8);
+  const KernelResult persistent = simulate(h100, elementwise("add", 1 << 20, true));
+  CHECK(persistent.tiles.size() == 132);
+  CHECK(persistent.dram_read_bytes == 2 * (1 << 22));
+}
+
+TEST_CASE("a large vector add is bound by DRAM bandwidth, a tiny one by latency") {
+  const GpuProfile h100 = load_gpu_profile("h100");
+  // 2^26 fp32: 512 MiB read, 256 MiB written, at 0.93 x 3.35 TB/s. The kernel cannot end before
+  // its reads are in; its last writes drain to DRAM after it (they end in L2).
+  const double bandwidth = h100.dram.bandwidth_bytes_per_s * h100.dram.achievable_fraction;
+  const double read_ms = 2.0 * 4 * (1 << 26) / bandwidth * 1e3, all_ms = 1.5 * read_ms;
+  const KernelResult large = simulate(h100, elementwise("add", 1 << 26, false), {.record_tiles = false, .progress = {}});
+  CHECK(large.time_ms >= read_ms);
+  CHECK(large.time_ms <= 1.1 * all_ms);
+  // 1024 elements: one CTA that waits for one DRAM round trip (354 ns) at least, and far less
+  // than the time any bandwidth would explain.
+  const KernelResult tiny = simulate(h100, elementwise("add", 1024, false));
+  CHECK(tiny.time_ms * 1e6 >= h100.dram.latency_ns);
+  CHECK(tiny.time_ms * 1e6 <= 5000.0);
+}
+
+TEST_CASE("a fused epilogue reads the bias once and adds epilogue work, never less time") {
+  const GpuProfile h100 = load_gpu_profile("h100");
+  nlohmann::json j = nlohmann::json::parse(R"({"kind":"gemm","dtype":"bf16","m":1024,"n":1024,"k":1024,
+    "layout":{"a":"row","b":"col"},"tile":{"m":128,"n":256,"k":64},"stages":4,"warps":12,"persistent":true,
+    "cluster":2,"order":"grouped_m:8"})");
+  const KernelResult plain = simulate(h100, parse_kernel_spec(j, "g.json"), {.record_tiles = false, .progress = {}});
+  j["epilogue"] = "bias_gelu";
+  const KernelResult fused = simulate(h100, parse_kernel_spec(j, "g.json"), {.record_tiles = false, .progress = {}});
+  // The bias row: 1024 bf16 = 2048 bytes, fetched from DRAM once.
+  CHECK(fused.dram_read_bytes - plain.dram_read_bytes == 2048);
+  CHECK(fused.dram_write_bytes == plain.dram_write_bytes);
+  CHECK(fused.time_ms >= plain.time_ms);
+}
