@@ -169,7 +169,9 @@ void HeatmapView::paint_panel(QPainter& p, int i) const {
     QFont small = p.font();
     small.setPointSizeF(small.pointSizeF() * 0.85);
     p.setFont(small);
-    p.drawText(title.translated(0, kTitleHeight / 2), Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap, note);
+    // One line above the grid, elided to the panel's width.
+    p.drawText(title.translated(0, kTitleHeight / 2), Qt::AlignLeft | Qt::AlignVCenter,
+               p.fontMetrics().elidedText(note, Qt::ElideRight, static_cast<int>(title.width())));
     p.setFont(font());
   }
   const TileGrid& g = grids_[i];

@@ -5,6 +5,7 @@
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QMenuBar>
 #include <QMimeData>
@@ -106,9 +107,7 @@ QWidget* MainWindow::build_replay_bar() {
   layout->addWidget(slider_, 1);
   layout->addWidget(time_label_);
   connect(play_button_, &QToolButton::clicked, this, [this] { playing() ? pause() : play(); });
-  connect(slider_, &QSlider::valueChanged, this, [this](int v) {
-    if (v != static_cast<int>(std::lround(time_ns_))) set_time_ns(v);
-  });
+  connect(slider_, &QSlider::valueChanged, this, [this](int v) { set_time_ns(v * ns_per_step_); });
   return bar;
 }
 
@@ -132,8 +131,11 @@ void MainWindow::show_error(const QString& message) {
 void MainWindow::add_result(OpenResultPtr result) {
   const int index = library_.add(std::move(result));
   refresh_documents();
-  documents_->setCurrentIndex(index);
-  show_document(index); // also when the index did not change (a result joined the open document)
+  {
+    const QSignalBlocker block(documents_);
+    documents_->setCurrentIndex(index);
+  }
+  show_document(index); // once, also when the index did not change (a result joined the open document)
 }
 
 void MainWindow::close_document(int index) {
@@ -159,7 +161,9 @@ void MainWindow::show_document(int index) {
   else
     compare_->clear();
   end_ns_ = replay_end_ns(results);
-  slider_->setRange(0, static_cast<int>(std::ceil(end_ns_)));
+  // One slider step per ns, coarser for runs past a second (the slider counts in int).
+  ns_per_step_ = std::max(1.0, std::ceil(end_ns_ / 1e9));
+  slider_->setRange(0, static_cast<int>(std::ceil(end_ns_ / ns_per_step_)));
   set_time_ns(end_ns_);
   select_tile(selected_row_, selected_col_);
 }
@@ -189,7 +193,7 @@ void MainWindow::set_time_ns(double t) {
   timeline_->set_time_ns(time_ns_);
   {
     const QSignalBlocker block(slider_);
-    slider_->setValue(static_cast<int>(std::lround(time_ns_)));
+    slider_->setValue(static_cast<int>(std::lround(time_ns_ / ns_per_step_)));
   }
   time_label_->setText(QString("%1 / %2 µs").arg(time_ns_ / 1000, 0, 'f', 1).arg(end_ns_ / 1000, 0, 'f', 1));
 }
@@ -228,7 +232,8 @@ void MainWindow::advance_play() {
   if (time_ns_ >= end_ns_) pause();
 }
 
-void MainWindow::remember_recent(const QString& path) {
+void MainWindow::remember_recent(const QString& file) {
+  const QString path = QFileInfo(file).absoluteFilePath();
   QSettings settings("tilesim", "tilesim-viewer");
   QStringList recent = settings.value("recent").toStringList();
   recent.removeAll(path);

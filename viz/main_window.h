@@ -87,6 +87,7 @@ private:
   QString last_error_;
   double time_ns_ = 0;
   double end_ns_ = 0;
+  double ns_per_step_ = 1; // replay time per slider step
   int selected_row_ = -1, selected_col_ = -1;
 };
 

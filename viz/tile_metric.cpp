@@ -7,8 +7,7 @@ namespace {
 
 QString needs_sectors(const OpenResult& r) {
   if (r.has_sectors()) return {};
-  return QString("%1 results have no per-tile L2 sectors (only the simulator counts them per tile); "
-                 "pick start, end, SM, GPC or L2 partition")
+  return QString("%1: no per-tile L2 sectors; pick start, end, SM, GPC or L2 partition")
       .arg(QString::fromStdString(r.result.source));
 }
 

@@ -53,22 +53,18 @@ ViewerOptions parse_viewer_options(const QStringList& arguments) {
     o.view = p.value("view");
     if (!kViews.contains(o.view)) fail("view", "'" + o.view + "' is not a view", "use one of " + kViews.join(", "));
   }
-  if (p.isSet("metric")) {
-    o.metric = p.value("metric");
+  // A name the viewer looks up (metric, colour map): the lookup's own message lists the names.
+  const auto named = [&](const char* option, QString& value, auto lookup) {
+    if (!p.isSet(option)) return;
+    value = p.value(option);
     try {
-      tile_metric(o.metric);
+      lookup(value);
     } catch (const std::invalid_argument& e) {
-      fail("metric", QString::fromStdString(e.what()), "see tilesim-viewer --help");
+      fail(option, QString::fromStdString(e.what()), "see tilesim-viewer --help");
     }
-  }
-  if (p.isSet("colormap")) {
-    o.color_map = p.value("colormap");
-    try {
-      color_map(o.color_map);
-    } catch (const std::invalid_argument& e) {
-      fail("colormap", QString::fromStdString(e.what()), "see tilesim-viewer --help");
-    }
-  }
+  };
+  named("metric", o.metric, [](const QString& v) { tile_metric(v); });
+  named("colormap", o.color_map, [](const QString& v) { color_map(v); });
   if (p.isSet("time-ns")) {
     bool ok = false;
     const double t = p.value("time-ns").toDouble(&ok);
