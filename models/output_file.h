@@ -15,4 +15,9 @@ namespace tilesim {
 // and the cause.
 void write_output_file(const std::string& path, std::string_view content, const std::string& option);
 
+// The checks write_output_file makes before writing, made up front by commands that run long
+// before they write (a simulation, a measurement): a folder that does not exist, or a path that
+// is a device, folder or FIFO, is refused before the work instead of after it.
+void check_output_path(const std::string& path, const std::string& option);
+
 } // namespace tilesim

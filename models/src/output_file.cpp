@@ -54,21 +54,32 @@ mode_t creation_mode() {
   return 0666 & ~mask;
 }
 
+std::string folder_of(const std::string& path) {
+  const std::filesystem::path target(path);
+  return target.has_parent_path() ? target.parent_path().string() : ".";
+}
+
 } // namespace
 
-void write_output_file(const std::string& path, std::string_view content, const std::string& option) {
+void check_output_path(const std::string& path, const std::string& option) {
   const auto fail = [&](const std::string& problem, const std::string& fix) { throw SpecError(path, option, problem, fix); };
-  const auto failed = [&](const char* step) {
-    fail(std::string("cannot ") + step + ": " + std::strerror(errno), "check the folder exists, is writable and has space");
-  };
   if (path.empty()) fail("names no file", "give a file path");
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
     fail(S_ISDIR(st.st_mode) ? "is a folder" : "is not a regular file (a device, FIFO or socket)",
          "give the path of a file to write");
+  if (::stat(folder_of(path).c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    fail("cannot create a file in its folder: " + folder_of(path) + " is not a folder", "create the folder first");
+}
 
+void write_output_file(const std::string& path, std::string_view content, const std::string& option) {
+  const auto failed = [&](const char* step) {
+    throw SpecError(path, option, std::string("cannot ") + step + ": " + std::strerror(errno),
+                    "check the folder exists, is writable and has space");
+  };
+  check_output_path(path, option);
   const std::filesystem::path target(path);
-  const std::string folder = target.has_parent_path() ? target.parent_path().string() : ".";
+  const std::string folder = folder_of(path);
   TemporaryFile temporary(folder + "/." + target.filename().string() + ".tmp-XXXXXX");
   if (temporary.open() < 0) failed("create a file in its folder");
   for (size_t written = 0; written < content.size();) {

@@ -2,6 +2,7 @@
 
 #include "models/gpu_profile.h"
 #include "models/launch_order_names.h"
+#include "models/output_file.h"
 #include "models/spec_error.h"
 #include "sim/gpu_simulator.h"
 #include "sim/trace_writer.h"
@@ -26,6 +27,8 @@ int simulate_command(const Args& args) {
   if (!parse_options(args, options)) return 0;
   require_nonempty("--kernel", kernel_path, "give a kernel spec path");
   require_nonempty("--gpu", gpu_name, "give h100, h200, a100, b200 or a profile path");
+  if (!out_path.empty()) check_output_path(out_path, "--out");
+  if (!trace_path.empty()) check_output_path(trace_path, "--trace-out");
 
   const GpuProfile gpu = load_gpu_profile(gpu_name);
   KernelSpec spec = load_kernel_spec(kernel_path);

@@ -119,6 +119,7 @@ int validate_command(const Args& args) {
   check_bar("--dram-read-mape", bars.dram_read_mape, 0, 100);
   check_bar("--l2-hit-mae", bars.l2_hit_mae_points, 0, 100);
   check_bar("--spearman", bars.spearman_min, -1, 1);
+  if (!json_path.empty()) check_output_path(json_path, "--json");
   if (threads < 1 || threads > 1024) throw SpecError("--threads", std::to_string(threads), "is outside 1..1024", "give a thread count");
   if (clock != "measured" && clock != "profile")
     throw SpecError("--clock", clock, "is neither measured nor profile", "write --clock measured or --clock profile");

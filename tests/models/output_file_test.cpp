@@ -41,7 +41,8 @@ TEST_CASE("outputs are written whole through a temporary file, or not at all") {
   }
   SECTION("a missing folder (was exit 0 for validate --json)") {
     CHECK_THROWS_WITH(write_output_file(dir + "/no/such/dir/v.json", "x", "--json"),
-                      Catch::StartsWith(dir + "/no/such/dir/v.json: --json: cannot create a file in its folder: No such file"));
+                      dir + "/no/such/dir/v.json: --json: cannot create a file in its folder: " + dir +
+                          "/no/such/dir is not a folder; create the folder first");
   }
   SECTION("a folder or a FIFO as the target") {
     CHECK_THROWS_WITH(write_output_file(dir, "x", "--out"), Catch::Contains("--out: is a folder"));
@@ -49,5 +50,10 @@ TEST_CASE("outputs are written whole through a temporary file, or not at all") {
     CHECK_THROWS_WITH(write_output_file(dir + "/fifo", "x", "--out"), Catch::Contains("is not a regular file"));
   }
   SECTION("an empty path") { CHECK_THROWS_WITH(write_output_file("", "x", "--out"), Catch::Contains("names no file")); }
+  SECTION("the same checks before a long run") {
+    CHECK_NOTHROW(check_output_path(path, "--out"));
+    CHECK_THROWS_WITH(check_output_path("/dev/full", "--out"), Catch::Contains("is not a regular file"));
+    CHECK_THROWS_WITH(check_output_path(dir + "/missing/r.json", "--out"), Catch::Contains("is not a folder"));
+  }
   fs::remove_all(dir);
 }

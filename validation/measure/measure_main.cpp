@@ -1,5 +1,6 @@
 // tilesim-measure: runs one kernel spec on the GPU and writes the measured result (the schema the
 // simulator writes, source = "measured"). Every failure is one line on stderr and a non-zero exit.
+#include "models/output_file.h"
 #include "models/spec_error.h"
 #include "sim/kernel_result.h"
 #include "sim/trace_writer.h"
@@ -78,6 +79,9 @@ int main(int argc, char** argv) {
       throw MeasureError(MeasureFailure::usage, "--runs and --counter-launches must be >= 1, --warmup >= 0");
     if (!trace_out.empty() && !options.trace)
       throw MeasureError(MeasureFailure::usage, "--trace-out needs --trace (the per-tile run it writes)");
+    // A measurement takes minutes; an output it cannot write is refused before it starts.
+    tilesim::check_output_path(out, "--out");
+    if (!trace_out.empty()) tilesim::check_output_path(trace_out, "--trace-out");
     if (!order.empty()) options.order = order;
     options.counters = vm.count("no-counters") == 0;
     const tilesim::KernelResult result = tilesim::measure::measure_kernel(options);
