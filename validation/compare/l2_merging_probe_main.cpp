@@ -2,6 +2,7 @@
 // replayed. Exits 1 when the replayed lookups per requested sector are further from the median of
 // the runs than --max-mean-error on average over the launches. --coalescer-lines and
 // --coalescer-ways override the profile's coalescer (how it was fitted: validation/NOTES.md).
+#include "models/json_fields.h"
 #include "models/spec_error.h"
 #include "validation/compare/l2_merging_probe_replay.h"
 
@@ -11,7 +12,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <string>
@@ -37,12 +37,11 @@ std::vector<Launch> read_runs(const std::vector<std::string>& paths) {
   std::map<std::string, std::size_t> index;
   std::vector<Launch> launches;
   for (const std::string& path : paths) {
-    std::ifstream in(path);
-    if (!in) throw tilesim::SpecError(path, "file", "cannot be opened", "pass the probe's JSON output");
-    const nlohmann::json run = nlohmann::json::parse(in, nullptr, false);
-    if (run.is_discarded() || !run.contains("launches") || !run["launches"].is_array())
-      throw tilesim::SpecError(path, "launches", "is missing or not a list", "pass the probe's JSON output");
-    for (const auto& l : run["launches"]) {
+    const nlohmann::json run = tilesim::read_json_file(path, "probe run");
+    const auto& runs_launches = tilesim::JsonFields(run, path).array("launches");
+    for (size_t i = 0; i < runs_launches.size(); ++i) {
+      const nlohmann::json& l = runs_launches[i];
+      const tilesim::JsonFields fields(l, path, "launches[" + std::to_string(i) + "]");
       nlohmann::json what = l;
       what.erase("counters");
       what.erase("l2_read_lookups_per_requested_sector");
@@ -53,8 +52,8 @@ std::vector<Launch> read_runs(const std::vector<std::string>& paths) {
         launches.push_back({what, {}, {}});
       }
       Launch& launch = launches[index[key]];
-      launch.lookups.push_back(l.at("l2_read_lookups_per_requested_sector").get<double>());
-      launch.time_us.push_back(l.at("counters").at("gpu__time_duration.sum").get<double>() / 1e3);
+      launch.lookups.push_back(fields.number("l2_read_lookups_per_requested_sector", 0, 1e6));
+      launch.time_us.push_back(fields.object("counters").number("gpu__time_duration.sum", 0, 1e15) / 1e3);
     }
   }
   return launches;
