@@ -51,7 +51,7 @@ GpuMaps gpu_maps_for(const std::string& gpu) {
     for (const std::string& name : shipped_gpu_names()) {
       if (text != name && text.find(name) == std::string::npos) continue;
       const GpuProfile p = load_gpu_profile(name);
-      maps = {QString::fromStdString(name), p.sm.gpc, p.l2.sm_partition};
+      maps = {QString::fromStdString(name), p.sm.count, p.sm.gpc, p.l2.sm_partition};
       // The simulator's rule when the profile has no measured map: contiguous id ranges.
       if (maps.partition.empty() && p.l2.partitions > 0)
         for (int sm = 0; sm < p.sm.count; ++sm) maps.partition.push_back(sm * p.l2.partitions / p.sm.count);

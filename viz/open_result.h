@@ -21,6 +21,7 @@ struct ViewerError : std::runtime_error {
 
 struct GpuMaps {
   QString profile;              // the shipped profile that matched the result's gpu, "" if none
+  int sm_count = 0;             // the profile's SMs: the timeline's rows
   std::vector<int> gpc;         // per SM
   std::vector<int> partition;   // per SM: the L2 partition it reads through
 };

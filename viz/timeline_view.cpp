@@ -30,8 +30,11 @@ void TimelineView::set_results(std::vector<OpenResultPtr> results) {
   for (auto& r : results)
     if (r->has_tiles()) results_.push_back(std::move(r));
   sm_count_ = 0;
-  for (const auto& r : results_)
+  // Every SM of the GPU gets a row, idle ones too; a result of an unknown GPU, those that ran tiles.
+  for (const auto& r : results_) {
+    sm_count_ = std::max(sm_count_, r->maps.sm_count);
     for (const auto& t : r->result.tiles) sm_count_ = std::max(sm_count_, t.sm + 1);
+  }
   end_ns_ = replay_end_ns(results_);
   colors_ = color_tiles(results_, tile_metric(metric_), color_map(map_));
   fit();
@@ -93,12 +96,14 @@ double TimelineView::ns_of(double x) const {
   return view_start_ + (x - r.left()) / r.width() * (view_end_ - view_start_);
 }
 
+double TimelineView::lane_height() const {
+  return plot().height() / std::max(1, sm_count_) / std::max<double>(1, static_cast<double>(results_.size()));
+}
+
 QRectF TimelineView::bar_rect(int result, int tile) const {
   const TileRecord& t = results_.at(result)->result.tiles.at(tile);
-  const QRectF r = plot();
-  const double row_h = r.height() / std::max(1, sm_count_);
-  const double lane_h = row_h / static_cast<double>(results_.size());
-  const double y = r.top() + t.sm * row_h + result * lane_h;
+  const double lane_h = lane_height();
+  const double y = plot().top() + (t.sm * static_cast<double>(results_.size()) + result) * lane_h;
   return QRectF(QPointF(x_of(t.start_ns), y), QPointF(x_of(t.end_ns), y + std::max(1.0, lane_h - 0.5)));
 }
 

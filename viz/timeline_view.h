@@ -30,6 +30,7 @@ public:
   void pan(double ns);
   void fit();
   int sm_rows() const { return sm_count_; }
+  double lane_height() const; // each result's share of an SM's row
   QRectF bar_rect(int result, int tile) const;
   QString hover_text(QPointF pos) const;
 
