@@ -7,8 +7,8 @@ first), each after an L2 flush (a read of twice the L2), so every run starts col
 tilesim-measure's do:
   ours (kernels/elementwise through --lib, ctypes), named block_vector_unroll_form:
     b128v4u2_grid:   128 threads x 2 vectors of 4 fp32, one CTA per 1024 elements: Triton's own
-                     split (BLOCK_SIZE 1024 over 4 warps), the configuration the bars are judged on
-    b256v4u1_grid:   256 threads x 1 vector of 4 (the dataset's default), same elements per CTA
+                     split (BLOCK_SIZE 1024 over 4 warps)
+    b256v4u1_grid:   256 threads x 1 vector of 4 (the spec's default), same elements per CTA
     b256v4u2_grid, b256v4u1_persistent: a wider step; the grid-stride form
   triton:          the Triton tutorial's add_kernel (BLOCK_SIZE 1024, its defaults)
   torch:           torch.add(x, y, out=out)
