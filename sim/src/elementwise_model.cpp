@@ -1,5 +1,6 @@
-// The element-wise kernel (kernels/elementwise/): every CTA step reads block * vector elements of
-// each input and writes as many, with a few instructions per element on the warp schedulers.
+// The element-wise kernel (kernels/elementwise/): every CTA step reads block * vector * unroll
+// elements of each input and writes as many, with a few instructions per element on the warp
+// schedulers.
 //
 // Grid form: one work item per CTA step, a CTA per item, handed out by the block scheduler in
 // blockIdx order as slots free, as many resident per SM as its threads and registers allow; the
@@ -12,9 +13,12 @@
 // the replay runs one CTA per SM through the items p, p + SMs, ... with one item in flight, as each
 // of the SM's CTAs loads its next step only after storing the last.
 #include "sim/kernel_model.h"
+
+#include "models/spec_error.h"
 #include "sim/occupancy.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace tilesim {
 namespace {
@@ -68,6 +72,11 @@ public:
       replay_ctas_ = steps_;
       items_ = steps_;
     }
+    if (items_ > std::numeric_limits<int>::max())
+      throw SpecError(spec.source, "elements",
+                      std::to_string(e.elements) + " elements make " + std::to_string(items_) +
+                          " CTA steps, more than a grid holds",
+                      "use \"persistent\": true or a larger block, vector or unroll");
     const double issue_per_cycle = 32.0 * gpu.sm.warp_schedulers;
     const double warps_per_step = e.block / 32.0;
     element_cycles_ = item_rows_ *
