@@ -245,7 +245,7 @@ int main(int argc, char** argv) {
       {"decode_m8", {8}, 8192, 8192, {16}, {8, 12}, false},
       {"decode_m16", {16}, 8192, 8192, {16}, {8, 12}, false},
       {"decode_m32", {32}, 8192, 8192, {32}, {8, 12}, false},
-      {"decode_m64", {64}, 8192, 8192, {64}, {6, 8}, false},
+      {"decode_m64", {64}, 8192, 8192, {32, 64}, {4, 8}, false}, // 64 tokens: at most 7 stages fit
       {"grouped_e64x16", std::vector<int>(64, 16), 2048, 7168, {16}, {8, 12}, true},
       {"prefill_3456", {3456}, 4096, 2048, {128, 256}, {4, 5}, false},
   };

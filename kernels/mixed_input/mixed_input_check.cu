@@ -199,13 +199,13 @@ int main(int argc, char** argv) {
         for (int group : {0, 128}) {
           if (group && c.k % 128) continue;
           for (auto conversion : {fast, naive})
-            failures += run_config(c, {tile, tile >= 128 ? 4 : 6, weight, group, conversion, true,
+            failures += run_config(c, {tile, tile >= 128 ? 3 : 4, weight, group, conversion, true,
                                        parse_launch_order("grouped_m:8")}, prop.multiProcessorCount, ++seed);
         }
     if (quick) continue;
     for (const char* order : orders)
       for (bool persistent : {true, false})
-        failures += run_config(c, {tiles.back(), 3, i8, 0, fast, persistent, parse_launch_order(order)},
+        failures += run_config(c, {tiles.back(), 4, i8, 0, fast, persistent, parse_launch_order(order)},
                                prop.multiProcessorCount, ++seed);
   }
   std::printf("%s: %d failure(s)\n", failures ? "FAILED" : "ALL PASSED", failures);

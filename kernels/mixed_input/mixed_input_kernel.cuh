@@ -4,15 +4,14 @@
 // warpgroup computes 64 output channels (wgmma's M), the tile's tokens are wgmma's N (16..256, so
 // the decode shapes with 1..64 tokens waste little), and X's tile comes from shared memory as B.
 // One CTA = one producer warpgroup (one thread issues TMA loads of the X tile [tokens x 64] and the
-// W tile [channels x 64 bytes] into a ring of `stages`, full/empty mbarriers per stage) + two
+// W tile [channels x K-block bytes] into a ring of `stages`, full/empty mbarriers per stage) +
 // consumer warpgroups. A consumer reads its W bytes from shared memory (ld.shared, 64-byte
 // swizzle: conflict-free), converts them into the wgmma A fragment in registers (dequant.h) while
 // the previous K block's wgmma run, and issues 4 wgmma m64nTk16 per 64-deep K block.
 // 128-channel tiles (128 and 256 tokens): each consumer owns 64 of the channels. 64-channel tiles
-// (16..64 tokens, decode): the consumers split K, taking alternate K blocks, and add their
+// (16..64 tokens, decode): four consumers split K, each taking every fourth K block, and add their
 // accumulators through shared memory at the end: one warpgroup's chain of wait, load, convert and
-// wgmma per K block is latency-bound, and two chains side by side stream twice the weights
-// (NOTES.md, v2).
+// wgmma per K block is latency-bound, and chains side by side stream more weights (NOTES.md).
 //
 // CTA blockIdx.x computes work items blockIdx.x, blockIdx.x + gridDim.x, ... (persistent: grid ~
 // SM count; otherwise one item each), each mapped to a tile by tilesim::tile_at, the walk the
@@ -55,9 +54,15 @@ struct Params {
 };
 
 template <int BlockTokens, int BlockN> struct TileShape {
-  static_assert(BlockN == 64 || BlockN == 128, "64 channels per consumer, or two consumers splitting K");
+  static_assert(BlockN == 64 || BlockN == 128, "64 channels per consumer, or four consumers splitting K");
   static constexpr int block_tokens = BlockTokens;
   static constexpr int block_n = BlockN;
+  static constexpr bool split_k = BlockN == 64;
+  static constexpr int consumers = split_k ? 4 : 2;
+  // Decode tiles' MMAs are tiny (m64n16..64): one fragment set, each K block's wgmma waited for
+  // before the next conversion, leaves registers for four consumers; prefill tiles keep two sets
+  // so that a consumer converts block k + 1 while block k's wgmma run.
+  static constexpr int fragment_sets = split_k ? 1 : 2;
   // 64-channel (decode) tiles take 128-deep K blocks: twice the bytes per barrier round trip and
   // per TMA request, which the weight stream needs (NOTES.md, v3); 128-channel tiles keep 64 so
   // that four stages of 256 tokens fit in shared memory. X arrives as block_k / 64 boxes of
@@ -67,15 +72,13 @@ template <int BlockTokens, int BlockN> struct TileShape {
   static constexpr int k_steps = block_k / 16;      // wgmma k16 steps per K block
   static constexpr int x_boxes = block_k / 64;
   static constexpr int x_box_bytes = BlockTokens * 128;
-  static constexpr int consumers = 2;
-  static constexpr bool split_k = BlockN == 64;
   static constexpr int threads = 128 * (consumers + 1);
   static constexpr int x_bytes = BlockTokens * block_k * 2;
   static constexpr int w_bytes = block_n * block_k;
   static constexpr int stage_bytes = x_bytes + w_bytes;
   static constexpr int accumulators = BlockTokens / 2; // 64 x BlockTokens fp32 over 128 threads
   static constexpr int release_arrivals = split_k ? 4 : 8; // the warps of the consumer(s) using a stage
-  static constexpr int reduce_bytes = split_k ? accumulators * 128 * 4 : 0;
+  static constexpr int reduce_bytes = split_k ? (consumers - 1) * accumulators * 128 * 4 : 0;
   static int shared_bytes(int stages) { return 1024 + stages * (stage_bytes + 16) + reduce_bytes; }
 };
 
@@ -233,22 +236,26 @@ __device__ __forceinline__ void store_tile(const Params& p, const float (&acc)[S
     }
 }
 
-// Split K: consumer 1 hands its accumulators to consumer 0 through shared memory ([i][thread]:
-// conflict-free), which adds them before the store. The second barrier keeps consumer 1 from
-// overwriting the buffer with the next tile's sums before consumer 0 has read these.
+// Split K: consumers 1.. hand their accumulators to consumer 0 through shared memory (slot
+// [consumer - 1][i][thread]: conflict-free), which adds them before the store. The second barrier
+// keeps the others from overwriting their slots with the next tile's sums before consumer 0 has
+// read these.
 template <class Shape>
 __device__ __forceinline__ void reduce_split_k(const SharedRing<Shape>& ring, float (&acc)[Shape::accumulators],
                                                int consumer) {
+  constexpr int A = Shape::accumulators, threads = 128 * Shape::consumers;
   const int t = threadIdx.x % 128;
   float* buffer = ring.reduce_buffer();
-  if (consumer == 1)
+  if (consumer > 0)
 #pragma unroll
-    for (int i = 0; i < Shape::accumulators; ++i) buffer[i * 128 + t] = acc[i];
-  ptx::named_barrier_sync(1, 256);
+    for (int i = 0; i < A; ++i) buffer[((consumer - 1) * A + i) * 128 + t] = acc[i];
+  ptx::named_barrier_sync(1, threads);
   if (consumer == 0)
 #pragma unroll
-    for (int i = 0; i < Shape::accumulators; ++i) acc[i] += buffer[i * 128 + t];
-  ptx::named_barrier_sync(2, 256);
+    for (int c = 1; c < Shape::consumers; ++c)
+#pragma unroll
+      for (int i = 0; i < A; ++i) acc[i] += buffer[((c - 1) * A + i) * 128 + t];
+  ptx::named_barrier_sync(2, threads);
 }
 
 template <class Shape, dequant::Conversion Path>
@@ -263,7 +270,7 @@ __device__ __forceinline__ void consumer_loop(const Params& p, const SharedRing<
   int linear;
   TileIndex tile;
   float acc[Shape::accumulators];
-  uint32_t frag[2][Shape::k_steps][4]; // two sets: one is converted while the wgmma of the other run
+  uint32_t frag[Shape::fragment_sets][Shape::k_steps][4];
   while (walk.next(linear, tile)) {
     if (trace_writer) p.trace[linear].start_ns = ptx::global_timer_ns();
     const int channel0 = tile.col * Shape::block_n + row0;
@@ -281,7 +288,14 @@ __device__ __forceinline__ void consumer_loop(const Params& p, const SharedRing<
     for (int i = 0; i < Shape::accumulators; ++i) acc[i] = 0.0f;
     int previous_stage = -1, mine = 0;
     for (int kb = 0; kb < p.k_blocks; ++kb) {
-      if (Shape::split_k && kb % 2 != consumer) { // the other consumer's block
+      if (Shape::split_k && kb % Shape::consumers != consumer) { // another consumer's block
+        cursor.advance(ring.stages);
+        continue;
+      }
+      if constexpr (Shape::fragment_sets == 1) {
+        k_block<Shape, Path>(p, ring, cursor, src, cq, kb, frag[0], acc);
+        ptx::wgmma_wait_group<0>(); // the fragments are rewritten next block
+        if (lane == 0) ptx::mbarrier_arrive(ring.empty(cursor.stage));
         cursor.advance(ring.stages);
         continue;
       }
@@ -289,7 +303,7 @@ __device__ __forceinline__ void consumer_loop(const Params& p, const SharedRing<
       if (mine++ % 2 == 0)
         k_block<Shape, Path>(p, ring, cursor, src, cq, kb, frag[0], acc);
       else
-        k_block<Shape, Path>(p, ring, cursor, src, cq, kb, frag[1], acc);
+        k_block<Shape, Path>(p, ring, cursor, src, cq, kb, frag[Shape::fragment_sets - 1], acc);
       // This block's wgmma stay in flight; the previous block's are done: its stage goes back.
       ptx::wgmma_wait_group<1>();
       if (previous_stage >= 0 && lane == 0) ptx::mbarrier_arrive(ring.empty(previous_stage));
@@ -302,7 +316,7 @@ __device__ __forceinline__ void consumer_loop(const Params& p, const SharedRing<
     for (int i = 0; i < Shape::accumulators; ++i) ptx::fence_operand(acc[i]);
     if constexpr (Shape::split_k) {
       reduce_split_k<Shape>(ring, acc, consumer);
-      if (consumer == 1) continue; // consumer 0 stores the sum
+      if (consumer != 0) continue; // consumer 0 stores the sum
     }
     store_tile<Shape>(p, acc, token_rows(p, tile, Shape::block_tokens), channel0, cq);
     if (trace_writer) {
@@ -333,11 +347,12 @@ __global__ void __launch_bounds__(TileShape<BlockTokens, BlockN>::threads, 1)
   }
   __syncthreads();
   if (warpgroup == 0) {
-    // One thread issues the loads; the registers go to the consumers (up to 128 accumulators each).
-    ptx::setmaxnreg_dec<40>();
+    // One thread issues the loads. On prefill tiles the registers go to the two consumers (up to
+    // 128 accumulators each); decode tiles' consumers fit in the 96 that 640 threads get at launch.
+    if constexpr (!Shape::split_k) ptx::setmaxnreg_dec<40>();
     if (threadIdx.x == 0) producer_loop<Shape>(p, ring, maps);
   } else {
-    ptx::setmaxnreg_inc<232>();
+    if constexpr (!Shape::split_k) ptx::setmaxnreg_inc<232>();
     consumer_loop<Shape, Path>(p, ring, warpgroup - 1);
   }
 #endif
