@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The fuzz targets' build and runs, for CTest (tests/fuzz/CMakeLists.txt) and by hand.
 #   fuzz.sh build <source dir> <build dir>      configure a clang tree with TILESIM_FUZZ=ON, build the targets
-#   fuzz.sh run <target> <seed corpus> <seconds> <work dir>
+#   fuzz.sh run <target> <seed corpus> <seconds> <work dir> [dictionary]
 # Exit 77 (CTest: skipped) with a SKIP line where clang's libFuzzer is missing.
 set -euo pipefail
 case ${1:-} in
@@ -21,18 +21,18 @@ build)
   cmake --build "$build_dir" --target fuzz_targets -j"$(nproc)"
   ;;
 run)
-  target=$2 seeds=$3 seconds=$4 work=$5
+  target=$2 seeds=$3 seconds=$4 work=$5 dictionary=${6:+-dict=$6}
   if [[ ! -x $target ]]; then
     echo "SKIP: $target was not built (no clang with libFuzzer; see fuzz_build)"
     exit 77
   fi
   # New inputs go to a fresh folder in the build tree; the committed seeds are only read.
   rm -rf "$work" && mkdir -p "$work/corpus" "$work/findings"
-  "$target" -seed=1 -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+  "$target" -seed=1 -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 $dictionary \
     -artifact_prefix="$work/findings/" -print_final_stats=1 "$work/corpus" "$seeds"
   ;;
 *)
-  echo "usage: fuzz.sh build <source dir> <build dir> | run <target> <seed corpus> <seconds> <work dir>" >&2
+  echo "usage: fuzz.sh build <source dir> <build dir> | run <target> <seed corpus> <seconds> <work dir> [dictionary]" >&2
   exit 2
   ;;
 esac
