@@ -31,7 +31,7 @@ class MixedInputModel final : public KernelModel {
 public:
   MixedInputModel(const KernelSpec& spec, const GpuProfile& gpu) : spec_(spec), base_(make_gemm_model(spec, gpu)) {
     if (spec.tile.n != 64 && spec.tile.n != 128)
-      throw SpecError(spec.name, "tile.n", "is " + std::to_string(spec.tile.n) +
+      throw SpecError(spec.source, "tile.n", "is " + std::to_string(spec.tile.n) +
                                                "; the mixed-input kernel's tiles are 64 or 128 channels",
                       "use 64 or 128");
     // Two consumer warpgroups convert side by side: on 128-channel tiles each its 64 channels, on
@@ -39,7 +39,7 @@ public:
     const double rate =
         spec.quant.conversion == WeightConversion::prmt ? gpu.dequant.prmt : gpu.dequant.cvt;
     if (rate <= 0)
-      throw SpecError(gpu.name, "dequant_values_per_cycle_per_sm",
+      throw SpecError(gpu.source, "dequant_values_per_cycle_per_sm",
                       "is not measured for " + gpu.display_name + ", which the mixed-input model needs",
                       "run validation/microbench/dequant_issue_rate on it and add the figures");
     const double values = static_cast<double>(spec.tile.n) * spec.tile.k;

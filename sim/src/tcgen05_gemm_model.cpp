@@ -42,12 +42,12 @@ public:
     space_ = {pair_offsets_.data(), spec.experts(), pair_offsets_.back(), spec.tile_cols()};
     scaled_ = block_scaled(spec.a_dtype) || block_scaled(spec.b_dtype);
     if (scaled_ && spec.a_dtype != spec.b_dtype)
-      throw SpecError(spec.name, "b_dtype", "block-scaled MMA needs both operands block-scaled alike",
+      throw SpecError(spec.source, "b_dtype", "block-scaled MMA needs both operands block-scaled alike",
                       "give dtype and b_dtype the same mx type");
     // tcgen05.mma takes M = 64 or 128 rows per SM (PTX ISA, tcgen05.mma shapes; 128 or 256 for
     // the pair with cta_group::2).
     if (spec.tile.m != 64 && spec.tile.m != 128)
-      throw SpecError(spec.name, "tile.m", "is " + std::to_string(spec.tile.m) + "; tcgen05.mma takes 64 or 128 rows per SM",
+      throw SpecError(spec.source, "tile.m", "is " + std::to_string(spec.tile.m) + "; tcgen05.mma takes 64 or 128 rows per SM",
                       "use 128 (with cluster 2 the pair computes 256 rows)");
     if (gpu.sm.tensor_memory_bytes <= 0 || gpu.sm.mma_operand_bytes_per_cycle <= 0)
       throw SpecError(gpu.source, "sm.tensor_memory_bytes", "a Blackwell profile needs tensor_memory_bytes and mma_operand_bytes_per_cycle",
@@ -78,7 +78,7 @@ public:
     const int free_columns = columns - (scaled_ ? kTmemAllocationColumns : 0);
     accumulator_buffers_ = std::clamp(free_columns / spec.tile.n, 0, 2);
     if (accumulator_buffers_ == 0)
-      throw SpecError(spec.name, "tile.n", "a " + std::to_string(spec.tile.n) + "-column accumulator does not fit in tensor memory",
+      throw SpecError(spec.source, "tile.n", "a " + std::to_string(spec.tile.n) + "-column accumulator does not fit in tensor memory",
                       "use a smaller tile.n");
 
     resources_.threads = spec.warps * 32;
@@ -87,13 +87,13 @@ public:
     resources_.shared_memory_bytes =
         static_cast<int>(spec.stages * (stage_bytes + a_scale_bytes_ + b_scale_bytes_)) + kBarrierBytes;
     if (resources_.shared_memory_bytes > gpu.sm.max_shared_memory_per_cta_bytes)
-      throw SpecError(spec.name, "stages",
+      throw SpecError(spec.source, "stages",
                       std::to_string(spec.stages) + " stages need " + std::to_string(resources_.shared_memory_bytes) +
                           " bytes of shared memory, " + gpu.name + " allows " +
                           std::to_string(gpu.sm.max_shared_memory_per_cta_bytes) + " per CTA",
                       "use fewer stages or a smaller tile");
     if (resources_.threads > gpu.sm.max_threads)
-      throw SpecError(spec.name, "warps", std::to_string(spec.warps) + " warps exceed the SM's thread limit", "use fewer warps");
+      throw SpecError(spec.source, "warps", std::to_string(spec.warps) + " warps exceed the SM's thread limit", "use fewer warps");
 
     // Scale tensors after C, in the 512-byte blocks (128 rows x 4 scales) TMA copies whole.
     a_scale_base_ = operands_.end();
