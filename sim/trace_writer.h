@@ -15,13 +15,13 @@ namespace tilesim {
 
 struct TraceProcess {
   std::string name;           // the process's label in the trace: "predicted", "measured"
-  const KernelResult* result; // must have per-tile records
+  const KernelResult *result; // must have per-tile records
   std::string file;           // where the result came from, for error messages
 };
 
 // Throws SpecError naming the file and `tiles` when a result has no per-tile records.
-nlohmann::json chrome_trace(const std::vector<TraceProcess>& processes);
+nlohmann::json chrome_trace(const std::vector<TraceProcess> &processes);
 // Throws SpecError naming `path` when it cannot be written.
-void write_chrome_trace(const std::vector<TraceProcess>& processes, const std::string& path);
+void write_chrome_trace(const std::vector<TraceProcess> &processes, const std::string &path);
 
 } // namespace tilesim

@@ -12,20 +12,20 @@
 namespace tilesim::viz {
 namespace {
 
-const std::vector<ColorMap>& all_maps() {
+const std::vector<ColorMap> &all_maps() {
   static const std::vector<ColorMap> maps = [] {
     QFile file(":/tilesim/viz/colormaps.json");
     if (!file.open(QIODevice::ReadOnly)) throw std::runtime_error("viz/colormaps.json is not compiled into the viewer");
     const nlohmann::json j = nlohmann::json::parse(file.readAll().toStdString());
     std::vector<ColorMap> out;
-    for (const auto& [name, samples] : j.items()) {
+    for (const auto &[name, samples] : j.items()) {
       if (!samples.is_array()) continue; // "comment"
       QVector<QColor> colors;
-      for (const auto& s : samples) colors.push_back(QColor(QString::fromStdString(s.get<std::string>())));
+      for (const auto &s : samples) colors.push_back(QColor(QString::fromStdString(s.get<std::string>())));
       out.emplace_back(QString::fromStdString(name), colors);
     }
     // viridis first: it is the default.
-    std::sort(out.begin(), out.end(), [](const ColorMap& a, const ColorMap& b) {
+    std::sort(out.begin(), out.end(), [](const ColorMap &a, const ColorMap &b) {
       return (a.name() == "viridis") != (b.name() == "viridis") ? a.name() == "viridis" : a.name() < b.name();
     });
     return out;
@@ -41,8 +41,8 @@ QColor ColorMap::at(double t) const {
   const double x = t * (samples_.size() - 1);
   const int i = static_cast<int>(x);
   const double f = x - i;
-  const QColor& a = samples_[i];
-  const QColor& b = samples_[i + 1];
+  const QColor &a = samples_[i];
+  const QColor &b = samples_[i + 1];
   return QColor::fromRgbF(static_cast<float>(a.redF() + f * (b.redF() - a.redF())),
                           static_cast<float>(a.greenF() + f * (b.greenF() - a.greenF())),
                           static_cast<float>(a.blueF() + f * (b.blueF() - a.blueF())));
@@ -50,15 +50,15 @@ QColor ColorMap::at(double t) const {
 
 QStringList color_map_names() {
   QStringList names;
-  for (const auto& m : all_maps()) names << m.name();
+  for (const auto &m : all_maps()) names << m.name();
   return names;
 }
 
-const ColorMap& color_map(const QString& name) {
-  for (const auto& m : all_maps())
+const ColorMap &color_map(const QString &name) {
+  for (const auto &m : all_maps())
     if (m.name() == name) return m;
-  throw std::invalid_argument("unknown colour map '" + name.toStdString() + "'; use one of: " +
-                              color_map_names().join(", ").toStdString());
+  throw std::invalid_argument("unknown colour map '" + name.toStdString() +
+                              "'; use one of: " + color_map_names().join(", ").toStdString());
 }
 
 } // namespace tilesim::viz

@@ -12,7 +12,7 @@ namespace tilesim::viz {
 class ColorMap {
 public:
   ColorMap(QString name, QVector<QColor> samples) : name_(std::move(name)), samples_(std::move(samples)) {}
-  const QString& name() const { return name_; }
+  const QString &name() const { return name_; }
   // The colour at `t` in 0..1 (clamped), linear between the two nearest samples.
   QColor at(double t) const;
 
@@ -23,6 +23,6 @@ private:
 
 QStringList color_map_names();
 // Throws std::invalid_argument naming the known maps when `name` is not one of them.
-const ColorMap& color_map(const QString& name);
+const ColorMap &color_map(const QString &name);
 
 } // namespace tilesim::viz

@@ -16,22 +16,22 @@ namespace tilesim::viz {
 class CompareView : public QWidget {
   Q_OBJECT
 public:
-  explicit CompareView(QWidget* parent = nullptr);
+  explicit CompareView(QWidget *parent = nullptr);
   // `document` is what the table and the scatter show; `same_config` feeds the per-order chart.
-  void set_document(const Document& document, const std::vector<OpenResultPtr>& same_config);
+  void set_document(const Document &document, const std::vector<OpenResultPtr> &same_config);
   void clear();
   void set_selected(int row, int col);
 
-  const QTableWidget* table() const { return table_; }
-  const ScatterPlot* scatter() const { return scatter_; }
-  const OrderBarChart* bars() const { return bars_; }
+  const QTableWidget *table() const { return table_; }
+  const ScatterPlot *scatter() const { return scatter_; }
+  const OrderBarChart *bars() const { return bars_; }
   QString note() const { return note_->text(); }
 
 private:
-  QTableWidget* table_;
-  QLabel* note_;
-  ScatterPlot* scatter_;
-  OrderBarChart* bars_;
+  QTableWidget *table_;
+  QLabel *note_;
+  ScatterPlot *scatter_;
+  OrderBarChart *bars_;
   std::vector<std::pair<int, int>> scatter_tiles_; // (row, col) of each scatter point
 };
 

@@ -9,12 +9,12 @@
 namespace tilesim::viz {
 namespace {
 
-constexpr double kTitleHeight = 36;  // two lines: the result, then its message
-constexpr double kLabelWidth = 64;   // expert labels left of the grid
+constexpr double kTitleHeight = 36; // two lines: the result, then its message
+constexpr double kLabelWidth = 64;  // expert labels left of the grid
 constexpr double kLegendHeight = 44;
 constexpr double kGap = 16;
 
-QString totals(const KernelResult& r) {
+QString totals(const KernelResult &r) {
   return QString("time %1 ms, %2 TFLOP/s, L2 hit rate %3%, DRAM read %4 GB, write %5 GB, L2 read sectors %6")
       .arg(r.time_ms, 0, 'f', 4)
       .arg(r.tflops, 0, 'f', 1)
@@ -26,7 +26,7 @@ QString totals(const KernelResult& r) {
 
 } // namespace
 
-HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent) {
+HeatmapView::HeatmapView(QWidget *parent) : QWidget(parent) {
   setMouseTracking(true);
   setMinimumSize(320, 240);
 }
@@ -34,20 +34,20 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent) {
 void HeatmapView::set_results(std::vector<OpenResultPtr> results) {
   results_ = std::move(results);
   grids_.clear();
-  for (const auto& r : results_) grids_.push_back(tile_grid(r->result));
+  for (const auto &r : results_) grids_.push_back(tile_grid(r->result));
   recolor();
   relayout();
   update();
 }
 
-void HeatmapView::set_metric(const QString& id) {
+void HeatmapView::set_metric(const QString &id) {
   tile_metric(id); // throws for an unknown id
   metric_ = id;
   recolor();
   update();
 }
 
-void HeatmapView::set_color_map(const QString& name) {
+void HeatmapView::set_color_map(const QString &name) {
   color_map(name);
   map_ = name;
   recolor();
@@ -67,7 +67,7 @@ void HeatmapView::set_selected(int row, int col) {
 
 void HeatmapView::recolor() { colors_ = color_tiles(results_, tile_metric(metric_), color_map(map_)); }
 
-void HeatmapView::resizeEvent(QResizeEvent*) { relayout(); }
+void HeatmapView::resizeEvent(QResizeEvent *) { relayout(); }
 
 void HeatmapView::relayout() {
   panels_.assign(results_.size(), {});
@@ -76,9 +76,9 @@ void HeatmapView::relayout() {
   const double panel_w = (width() - kGap * (n + 1)) / n;
   const double panel_h = height() - kLegendHeight - kGap;
   for (size_t i = 0; i < results_.size(); ++i) {
-    Panel& p = panels_[i];
+    Panel &p = panels_[i];
     p.frame = QRectF(kGap + i * (panel_w + kGap), kGap / 2, panel_w, panel_h);
-    const TileGrid& g = grids_[i];
+    const TileGrid &g = grids_[i];
     if (g.rows == 0) continue;
     const QRectF area(p.frame.left() + kLabelWidth, p.frame.top() + kTitleHeight, panel_w - kLabelWidth,
                       panel_h - kTitleHeight);
@@ -91,7 +91,7 @@ void HeatmapView::relayout() {
 }
 
 QRectF HeatmapView::tile_rect(int panel, int row, int col) const {
-  const Panel& p = panels_.at(panel);
+  const Panel &p = panels_.at(panel);
   return QRectF(p.grid.left() + col * p.cell_w, p.grid.top() + row * p.cell_h, p.cell_w, p.cell_h);
 }
 
@@ -101,7 +101,7 @@ TileState HeatmapView::state_of(int panel, int row, int col) const {
 }
 
 QString HeatmapView::message(int panel) const {
-  const OpenResult& r = *results_.at(panel);
+  const OpenResult &r = *results_.at(panel);
   if (!r.has_tiles())
     return QString("%1 has no per-tile records (tiles is empty): simulate with --out or measure with --trace to see "
                    "tiles. Totals: %2")
@@ -109,7 +109,7 @@ QString HeatmapView::message(int panel) const {
   return colors_.unavailable.at(panel);
 }
 
-bool HeatmapView::hit(QPointF pos, int& panel, int& row, int& col) const {
+bool HeatmapView::hit(QPointF pos, int &panel, int &row, int &col) const {
   for (size_t i = 0; i < panels_.size(); ++i) {
     if (!panels_[i].grid.contains(pos)) continue;
     panel = static_cast<int>(i);
@@ -123,11 +123,11 @@ bool HeatmapView::hit(QPointF pos, int& panel, int& row, int& col) const {
 QString HeatmapView::hover_text(QPointF pos) const {
   int panel = 0, row = 0, col = 0;
   if (!hit(pos, panel, row, col)) return {};
-  const OpenResult& r = *results_[panel];
+  const OpenResult &r = *results_[panel];
   return describe_tile(r, r.result.tiles[grids_[panel].at(row, col)]);
 }
 
-void HeatmapView::mouseMoveEvent(QMouseEvent* e) {
+void HeatmapView::mouseMoveEvent(QMouseEvent *e) {
   const QString text = hover_text(e->position());
   if (text.isEmpty())
     QToolTip::hideText();
@@ -135,12 +135,12 @@ void HeatmapView::mouseMoveEvent(QMouseEvent* e) {
     QToolTip::showText(e->globalPosition().toPoint(), text, this);
 }
 
-void HeatmapView::mousePressEvent(QMouseEvent* e) {
+void HeatmapView::mousePressEvent(QMouseEvent *e) {
   int panel = 0, row = 0, col = 0;
   if (e->button() == Qt::LeftButton && hit(e->position(), panel, row, col)) emit tileClicked(row, col);
 }
 
-void HeatmapView::paintEvent(QPaintEvent*) {
+void HeatmapView::paintEvent(QPaintEvent *) {
   QPainter p(this);
   p.fillRect(rect(), palette().window());
   if (results_.empty()) {
@@ -153,13 +153,16 @@ void HeatmapView::paintEvent(QPaintEvent*) {
   paint_legend(p);
 }
 
-void HeatmapView::paint_panel(QPainter& p, int i) const {
-  const Panel& panel = panels_[i];
-  const OpenResult& r = *results_[i];
+void HeatmapView::paint_panel(QPainter &p, int i) const {
+  const Panel &panel = panels_[i];
+  const OpenResult &r = *results_[i];
   p.setPen(palette().windowText().color());
   const QRectF title(panel.frame.left(), panel.frame.top(), panel.frame.width(), kTitleHeight / 2);
   p.drawText(title, Qt::AlignLeft | Qt::AlignVCenter,
-             QString("%1: %2 ms, L2 hit %3%").arg(r.label).arg(r.result.time_ms, 0, 'f', 4).arg(100 * r.result.l2_hit_rate, 0, 'f', 1));
+             QString("%1: %2 ms, L2 hit %3%")
+                 .arg(r.label)
+                 .arg(r.result.time_ms, 0, 'f', 4)
+                 .arg(100 * r.result.l2_hit_rate, 0, 'f', 1));
   const QString note = message(i);
   if (!r.has_tiles()) {
     p.drawText(panel.frame.adjusted(0, kTitleHeight, 0, 0), Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, note);
@@ -174,9 +177,9 @@ void HeatmapView::paint_panel(QPainter& p, int i) const {
                p.fontMetrics().elidedText(note, Qt::ElideRight, static_cast<int>(title.width())));
     p.setFont(font());
   }
-  const TileGrid& g = grids_[i];
-  const auto& tiles = r.result.tiles;
-  const auto& colors = colors_.colors[i];
+  const TileGrid &g = grids_[i];
+  const auto &tiles = r.result.tiles;
+  const auto &colors = colors_.colors[i];
   const QColor unknown(170, 170, 170); // finished, but the metric has no value for it
   const QColor outline = palette().windowText().color();
   // Cells a few pixels high get a 1-pixel outline on their edge; an inset one would fill them.
@@ -184,7 +187,7 @@ void HeatmapView::paint_panel(QPainter& p, int i) const {
   const QPen running_pen(outline, small ? 1.0 : 1.5);
   p.setPen(Qt::NoPen);
   for (size_t t = 0; t < tiles.size(); ++t) {
-    const TileRecord& tile = tiles[t];
+    const TileRecord &tile = tiles[t];
     const TileState s = tile_state(tile, time_ns_);
     if (s == TileState::not_started) continue;
     const QRectF cell = tile_rect(i, tile.row, tile.col);
@@ -199,11 +202,12 @@ void HeatmapView::paint_panel(QPainter& p, int i) const {
   p.setPen(QPen(outline, 1));
   p.setBrush(Qt::NoBrush);
   p.drawRect(panel.grid);
-  for (const ExpertBand& band : g.experts) {
+  for (const ExpertBand &band : g.experts) {
     const double y = panel.grid.top() + band.first_row * panel.cell_h;
     if (band.first_row > 0) p.drawLine(QPointF(panel.grid.left() - 6, y), QPointF(panel.grid.right(), y));
     const QRectF label(panel.frame.left(), y, kLabelWidth - 8, band.rows * panel.cell_h);
-    if (label.height() >= 10) p.drawText(label, Qt::AlignRight | Qt::AlignVCenter, QString("expert %1").arg(band.expert));
+    if (label.height() >= 10)
+      p.drawText(label, Qt::AlignRight | Qt::AlignVCenter, QString("expert %1").arg(band.expert));
   }
   if (g.at(selected_row_, selected_col_) >= 0) {
     // Black inside white: visible on every colour of the map.
@@ -215,8 +219,8 @@ void HeatmapView::paint_panel(QPainter& p, int i) const {
   }
 }
 
-void HeatmapView::paint_legend(QPainter& p) const {
-  const TileMetric& m = tile_metric(metric_);
+void HeatmapView::paint_legend(QPainter &p) const {
+  const TileMetric &m = tile_metric(metric_);
   const QRectF area(kGap, height() - kLegendHeight, width() - 2 * kGap, kLegendHeight - 6);
   p.setPen(palette().windowText().color());
   const QString name = m.label + (m.unit.isEmpty() ? "" : " (" + m.unit + ")");
@@ -224,7 +228,7 @@ void HeatmapView::paint_legend(QPainter& p) const {
   if (!colors_.any) return;
   const QRectF bar(area.left() + 230, area.top() + 6, std::min(360.0, area.width() - 460), 14);
   if (bar.width() < 20) return;
-  const ColorMap& map = color_map(map_);
+  const ColorMap &map = color_map(map_);
   for (int x = 0; x < static_cast<int>(bar.width()); ++x)
     p.fillRect(QRectF(bar.left() + x, bar.top(), 1.5, bar.height()), map.at(x / bar.width()));
   p.drawRect(bar);

@@ -14,31 +14,31 @@ namespace tilesim::viz {
 class HeatmapView : public QWidget {
   Q_OBJECT
 public:
-  explicit HeatmapView(QWidget* parent = nullptr);
+  explicit HeatmapView(QWidget *parent = nullptr);
 
   void set_results(std::vector<OpenResultPtr> results);
-  void set_metric(const QString& id);     // throws std::invalid_argument for an unknown id
-  void set_color_map(const QString& name); // the same for an unknown map
+  void set_metric(const QString &id);      // throws std::invalid_argument for an unknown id
+  void set_color_map(const QString &name); // the same for an unknown map
   void set_time_ns(double t);
   void set_selected(int row, int col);
 
-  const QString& metric() const { return metric_; }
+  const QString &metric() const { return metric_; }
   int panels() const { return static_cast<int>(results_.size()); }
   TileState state_of(int panel, int row, int col) const;
   QRectF tile_rect(int panel, int row, int col) const;
   QString hover_text(QPointF pos) const;
   // What a panel says above (or, without tiles, instead of) its grid; "" when nothing.
   QString message(int panel) const;
-  const TileColors& colors() const { return colors_; }
+  const TileColors &colors() const { return colors_; }
 
 signals:
   void tileClicked(int row, int col);
 
 protected:
-  void paintEvent(QPaintEvent*) override;
-  void resizeEvent(QResizeEvent*) override;
-  void mouseMoveEvent(QMouseEvent* e) override;
-  void mousePressEvent(QMouseEvent* e) override;
+  void paintEvent(QPaintEvent *) override;
+  void resizeEvent(QResizeEvent *) override;
+  void mouseMoveEvent(QMouseEvent *e) override;
+  void mousePressEvent(QMouseEvent *e) override;
 
 private:
   struct Panel {
@@ -48,9 +48,9 @@ private:
   };
   void recolor();
   void relayout();
-  bool hit(QPointF pos, int& panel, int& row, int& col) const;
-  void paint_panel(QPainter& p, int i) const;
-  void paint_legend(QPainter& p) const;
+  bool hit(QPointF pos, int &panel, int &row, int &col) const;
+  void paint_panel(QPainter &p, int i) const;
+  void paint_legend(QPainter &p) const;
 
   std::vector<OpenResultPtr> results_;
   std::vector<TileGrid> grids_;

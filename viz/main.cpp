@@ -14,9 +14,9 @@
 
 namespace {
 
-int run_window(const tilesim::viz::ViewerOptions& options) {
+int run_window(const tilesim::viz::ViewerOptions &options) {
   tilesim::viz::MainWindow window;
-  for (const QString& file : options.files) window.open_file(file);
+  for (const QString &file : options.files) window.open_file(file);
   window.set_metric(options.metric);
   window.set_color_map(options.color_map);
   window.set_view(options.view);
@@ -27,7 +27,7 @@ int run_window(const tilesim::viz::ViewerOptions& options) {
 
 } // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char **argv) {
   // --screenshot and --help need no display: without one, Qt's offscreen platform draws them.
   bool headless = false;
   for (int i = 1; i < argc; ++i)
@@ -39,7 +39,8 @@ int main(int argc, char** argv) {
   // Qt warns on stderr when XDG_RUNTIME_DIR is unset (containers, CI); --screenshot promises one line.
   if (qEnvironmentVariableIsEmpty("XDG_RUNTIME_DIR")) {
     const QByteArray dir = QDir::tempPath().toUtf8() + "/tilesim-viewer-runtime-" + QByteArray::number(getuid());
-    if (QDir().mkpath(QString::fromUtf8(dir)) && QFile::setPermissions(QString::fromUtf8(dir), QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner))
+    if (QDir().mkpath(QString::fromUtf8(dir)) &&
+        QFile::setPermissions(QString::fromUtf8(dir), QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner))
       qputenv("XDG_RUNTIME_DIR", dir);
   }
   QApplication app(argc, argv);
@@ -47,7 +48,7 @@ int main(int argc, char** argv) {
   tilesim::viz::ViewerOptions options;
   try {
     options = tilesim::viz::parse_viewer_options(QApplication::arguments());
-  } catch (const std::exception& e) {
+  } catch (const std::exception &e) {
     std::cerr << "tilesim-viewer: " << e.what() << '\n';
     return 2;
   }
@@ -58,10 +59,9 @@ int main(int argc, char** argv) {
   try {
     if (!options.screenshot.isEmpty()) return tilesim::viz::run_screenshot(options, std::cerr);
     return run_window(options);
-  } catch (const std::exception& e) {
+  } catch (const std::exception &e) {
     // Anything the views did not turn into a message (a broken shipped GPU profile, ...).
     std::cerr << "tilesim-viewer: " << e.what() << '\n';
     return 1;
   }
 }
-

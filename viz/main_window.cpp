@@ -25,7 +25,7 @@ constexpr int kFrameMs = 33;
 
 } // namespace
 
-MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent) {
   setWindowTitle("tilesim-viewer");
   setAcceptDrops(true);
   resize(1280, 800);
@@ -48,8 +48,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   views_->addTab(whatif_, "What-if");
   selection_ = new QLabel("Click a tile to select it in every view.", this);
 
-  auto* central = new QWidget(this);
-  auto* layout = new QVBoxLayout(central);
+  auto *central = new QWidget(this);
+  auto *layout = new QVBoxLayout(central);
   layout->setContentsMargins(4, 4, 4, 4);
   layout->addWidget(documents_);
   layout->addWidget(error_);
@@ -69,10 +69,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 }
 
 void MainWindow::build_menus() {
-  QMenu* file = menuBar()->addMenu("&File");
+  QMenu *file = menuBar()->addMenu("&File");
   file->addAction("&Open...", QKeySequence::Open, this, [this] {
     const QStringList paths = QFileDialog::getOpenFileNames(this, "Open results", {}, "tilesim results (*.json)");
-    for (const QString& p : paths) open_file(p);
+    for (const QString &p : paths) open_file(p);
   });
   recent_menu_ = file->addMenu("Open &Recent");
   file->addAction("&Close tab", QKeySequence::Close, this, [this] { close_document(documents_->currentIndex()); });
@@ -80,10 +80,10 @@ void MainWindow::build_menus() {
   file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
   rebuild_recent_menu();
 
-  QToolBar* bar = addToolBar("Colour");
+  QToolBar *bar = addToolBar("Colour");
   bar->setMovable(false);
   metric_ = new QComboBox(bar);
-  for (const auto& m : tile_metrics()) metric_->addItem(m.label, m.id);
+  for (const auto &m : tile_metrics()) metric_->addItem(m.label, m.id);
   color_map_ = new QComboBox(bar);
   color_map_->addItems(color_map_names());
   bar->addWidget(new QLabel(" colour tiles by ", bar));
@@ -94,14 +94,14 @@ void MainWindow::build_menus() {
   connect(color_map_, &QComboBox::currentTextChanged, this, &MainWindow::set_color_map);
 }
 
-QWidget* MainWindow::build_replay_bar() {
-  auto* bar = new QWidget(this);
+QWidget *MainWindow::build_replay_bar() {
+  auto *bar = new QWidget(this);
   play_button_ = new QToolButton(bar);
   play_button_->setText("Play");
   slider_ = new QSlider(Qt::Horizontal, bar);
   time_label_ = new QLabel(bar);
   time_label_->setMinimumWidth(170);
-  auto* layout = new QHBoxLayout(bar);
+  auto *layout = new QHBoxLayout(bar);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(play_button_);
   layout->addWidget(slider_, 1);
@@ -111,18 +111,18 @@ QWidget* MainWindow::build_replay_bar() {
   return bar;
 }
 
-bool MainWindow::open_file(const QString& path) {
+bool MainWindow::open_file(const QString &path) {
   try {
     add_result(open_result_file(path));
     remember_recent(path);
     return true;
-  } catch (const ViewerError& e) {
+  } catch (const ViewerError &e) {
     show_error(QString::fromStdString(e.what()));
     return false;
   }
 }
 
-void MainWindow::show_error(const QString& message) {
+void MainWindow::show_error(const QString &message) {
   last_error_ = message;
   error_->setText(message);
   error_->show();
@@ -147,11 +147,11 @@ void MainWindow::close_document(int index) {
 void MainWindow::refresh_documents() {
   const QSignalBlocker block(documents_);
   while (documents_->count() > 0) documents_->removeTab(0);
-  for (const auto& d : library_.documents()) documents_->addTab(d.title());
+  for (const auto &d : library_.documents()) documents_->addTab(d.title());
 }
 
 void MainWindow::show_document(int index) {
-  const auto& docs = library_.documents();
+  const auto &docs = library_.documents();
   const bool valid = index >= 0 && index < static_cast<int>(docs.size());
   const std::vector<OpenResultPtr> results = valid ? docs[index].results : std::vector<OpenResultPtr>{};
   heatmap_->set_results(results);
@@ -168,19 +168,19 @@ void MainWindow::show_document(int index) {
   select_tile(selected_row_, selected_col_);
 }
 
-void MainWindow::set_view(const QString& name) {
+void MainWindow::set_view(const QString &name) {
   static const QStringList views{"heatmap", "timeline", "compare", "whatif"};
   if (views.contains(name)) views_->setCurrentIndex(static_cast<int>(views.indexOf(name)));
 }
 
-void MainWindow::set_metric(const QString& id) {
+void MainWindow::set_metric(const QString &id) {
   heatmap_->set_metric(id);
   timeline_->set_metric(id);
   const QSignalBlocker block(metric_);
   metric_->setCurrentIndex(metric_->findData(id));
 }
 
-void MainWindow::set_color_map(const QString& name) {
+void MainWindow::set_color_map(const QString &name) {
   heatmap_->set_color_map(name);
   timeline_->set_color_map(name);
   const QSignalBlocker block(color_map_);
@@ -207,7 +207,7 @@ void MainWindow::select_tile(int row, int col) {
   const int doc = documents_->currentIndex();
   if (row < 0 || doc < 0 || doc >= document_count()) return;
   QStringList parts;
-  for (const auto& r : library_.documents()[doc].results) {
+  for (const auto &r : library_.documents()[doc].results) {
     const TileGrid g = tile_grid(r->result);
     const int i = g.at(row, col);
     if (i >= 0) parts << describe_tile(*r, r->result.tiles[i]).replace('\n', "; ");
@@ -232,7 +232,7 @@ void MainWindow::advance_play() {
   if (time_ns_ >= end_ns_) pause();
 }
 
-void MainWindow::remember_recent(const QString& file) {
+void MainWindow::remember_recent(const QString &file) {
   const QString path = QFileInfo(file).absoluteFilePath();
   QSettings settings("tilesim", "tilesim-viewer");
   QStringList recent = settings.value("recent").toStringList();
@@ -246,16 +246,16 @@ void MainWindow::remember_recent(const QString& file) {
 void MainWindow::rebuild_recent_menu() {
   recent_menu_->clear();
   const QStringList recent = QSettings("tilesim", "tilesim-viewer").value("recent").toStringList();
-  for (const QString& path : recent) recent_menu_->addAction(path, this, [this, path] { open_file(path); });
+  for (const QString &path : recent) recent_menu_->addAction(path, this, [this, path] { open_file(path); });
   recent_menu_->setEnabled(!recent.isEmpty());
 }
 
-void MainWindow::dragEnterEvent(QDragEnterEvent* e) {
+void MainWindow::dragEnterEvent(QDragEnterEvent *e) {
   if (e->mimeData()->hasUrls()) e->acceptProposedAction();
 }
 
-void MainWindow::dropEvent(QDropEvent* e) {
-  for (const QUrl& url : e->mimeData()->urls())
+void MainWindow::dropEvent(QDropEvent *e) {
+  for (const QUrl &url : e->mimeData()->urls())
     if (url.isLocalFile()) open_file(url.toLocalFile());
 }
 

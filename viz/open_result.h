@@ -20,10 +20,10 @@ struct ViewerError : std::runtime_error {
 };
 
 struct GpuMaps {
-  QString profile;              // the shipped profile that matched the result's gpu, "" if none
-  int sm_count = 0;             // the profile's SMs: the timeline's rows
-  std::vector<int> gpc;         // per SM
-  std::vector<int> partition;   // per SM: the L2 partition it reads through
+  QString profile;            // the shipped profile that matched the result's gpu, "" if none
+  int sm_count = 0;           // the profile's SMs: the timeline's rows
+  std::vector<int> gpc;       // per SM
+  std::vector<int> partition; // per SM: the L2 partition it reads through
 };
 
 struct OpenResult {
@@ -41,11 +41,11 @@ struct OpenResult {
 using OpenResultPtr = std::shared_ptr<const OpenResult>;
 
 // Throws ViewerError when the file is missing, not JSON, truncated, or not a tilesim.result/1.
-OpenResultPtr open_result_file(const QString& path);
-OpenResultPtr make_open_result(KernelResult result, const QString& label, const QString& path = {});
+OpenResultPtr open_result_file(const QString &path);
+OpenResultPtr make_open_result(KernelResult result, const QString &label, const QString &path = {});
 
 // The profile's SM -> GPC and SM -> L2 partition maps for a result's `gpu` ("h100" or a device
 // name such as "NVIDIA H100 80GB HBM3"); empty maps when no shipped profile matches.
-GpuMaps gpu_maps_for(const std::string& gpu);
+GpuMaps gpu_maps_for(const std::string &gpu);
 
 } // namespace tilesim::viz

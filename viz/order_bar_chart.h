@@ -18,17 +18,17 @@ struct OrderTimes {
 
 // One entry per order among `results`, in first-seen order; a later result of the same order
 // and source replaces the earlier (a What-if rerun).
-std::vector<OrderTimes> order_times(const std::vector<OpenResultPtr>& results);
+std::vector<OrderTimes> order_times(const std::vector<OpenResultPtr> &results);
 
 class OrderBarChart : public QWidget {
   Q_OBJECT
 public:
-  explicit OrderBarChart(QWidget* parent = nullptr);
-  void set_results(const std::vector<OpenResultPtr>& results);
-  const std::vector<OrderTimes>& entries() const { return entries_; }
+  explicit OrderBarChart(QWidget *parent = nullptr);
+  void set_results(const std::vector<OpenResultPtr> &results);
+  const std::vector<OrderTimes> &entries() const { return entries_; }
 
 protected:
-  void paintEvent(QPaintEvent*) override;
+  void paintEvent(QPaintEvent *) override;
 
 private:
   std::vector<OrderTimes> entries_;

@@ -21,9 +21,9 @@ public:
   // opens a new one; returns the document's index.
   int add(OpenResultPtr r);
   void close(int document);
-  const std::vector<Document>& documents() const { return documents_; }
+  const std::vector<Document> &documents() const { return documents_; }
   // Every open result of `config` (all orders, both sources), in the order they were opened.
-  std::vector<OpenResultPtr> same_config(const QString& config) const;
+  std::vector<OpenResultPtr> same_config(const QString &config) const;
 
 private:
   std::vector<Document> documents_;

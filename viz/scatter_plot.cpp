@@ -6,7 +6,7 @@
 
 namespace tilesim::viz {
 
-ScatterPlot::ScatterPlot(QWidget* parent) : QWidget(parent) { setMinimumSize(240, 200); }
+ScatterPlot::ScatterPlot(QWidget *parent) : QWidget(parent) { setMinimumSize(240, 200); }
 
 void ScatterPlot::set_points(std::vector<QPointF> points, QString x_label, QString y_label, QString title) {
   points_ = std::move(points);
@@ -29,7 +29,7 @@ void ScatterPlot::set_highlight(int index) {
   update();
 }
 
-void ScatterPlot::paintEvent(QPaintEvent*) {
+void ScatterPlot::paintEvent(QPaintEvent *) {
   QPainter p(this);
   p.fillRect(rect(), palette().base());
   p.setPen(palette().text().color());
@@ -38,7 +38,7 @@ void ScatterPlot::paintEvent(QPaintEvent*) {
     return;
   }
   double lo = points_.front().x(), hi = lo;
-  for (const auto& q : points_) {
+  for (const auto &q : points_) {
     lo = std::min({lo, q.x(), q.y()});
     hi = std::max({hi, q.x(), q.y()});
   }
@@ -47,7 +47,8 @@ void ScatterPlot::paintEvent(QPaintEvent*) {
   const double side = std::min(width() - 70.0, height() - 60.0);
   const QRectF plot(56, 24, side, side);
   const auto map = [&](QPointF q) {
-    return QPointF(plot.left() + (q.x() - lo) / (hi - lo) * plot.width(), plot.bottom() - (q.y() - lo) / (hi - lo) * plot.height());
+    return QPointF(plot.left() + (q.x() - lo) / (hi - lo) * plot.width(),
+                   plot.bottom() - (q.y() - lo) / (hi - lo) * plot.height());
   };
   p.drawText(QRectF(0, 2, width(), 18), Qt::AlignCenter, title_);
   p.drawRect(plot);
@@ -65,7 +66,7 @@ void ScatterPlot::paintEvent(QPaintEvent*) {
   p.restore();
   p.setPen(Qt::NoPen);
   p.setBrush(QColor(0, 114, 178, 140)); // Okabe-Ito blue, translucent where points pile up
-  for (const auto& q : points_) p.drawEllipse(map(q), 2.2, 2.2);
+  for (const auto &q : points_) p.drawEllipse(map(q), 2.2, 2.2);
   if (highlight_ >= 0 && highlight_ < static_cast<int>(points_.size())) {
     p.setBrush(Qt::NoBrush);
     p.setPen(QPen(Qt::black, 2));

@@ -11,15 +11,15 @@ namespace tilesim::viz {
 class ScatterPlot : public QWidget {
   Q_OBJECT
 public:
-  explicit ScatterPlot(QWidget* parent = nullptr);
+  explicit ScatterPlot(QWidget *parent = nullptr);
   void set_points(std::vector<QPointF> points, QString x_label, QString y_label, QString title);
   void set_message(QString message); // clears the points
   void set_highlight(int index);     // -1: none
-  const std::vector<QPointF>& points() const { return points_; }
-  const QString& message() const { return message_; }
+  const std::vector<QPointF> &points() const { return points_; }
+  const QString &message() const { return message_; }
 
 protected:
-  void paintEvent(QPaintEvent*) override;
+  void paintEvent(QPaintEvent *) override;
 
 private:
   std::vector<QPointF> points_;

@@ -10,9 +10,9 @@
 namespace tilesim::viz {
 namespace {
 
-int render_screenshot(const ViewerOptions& options, std::ostream& err) {
+int render_screenshot(const ViewerOptions &options, std::ostream &err) {
   MainWindow window;
-  for (const QString& file : options.files)
+  for (const QString &file : options.files)
     if (!window.open_file(file)) {
       err << "tilesim-viewer: " << window.last_error().toStdString() << '\n';
       return 1;
@@ -35,12 +35,14 @@ int render_screenshot(const ViewerOptions& options, std::ostream& err) {
 
 } // namespace
 
-int run_screenshot(const ViewerOptions& options, std::ostream& err) {
+int run_screenshot(const ViewerOptions &options, std::ostream &err) {
   // Headless mode promises one stderr line on bad input: Qt's own warnings (the offscreen
   // platform has no size hints, ...) say nothing about the files and would add lines.
-  const QtMessageHandler previous = qInstallMessageHandler([](QtMsgType type, const QMessageLogContext&, const QString& m) {
-    if (type == QtCriticalMsg || type == QtFatalMsg) std::fprintf(stderr, "tilesim-viewer: Qt: %s\n", qPrintable(m));
-  });
+  const QtMessageHandler previous =
+      qInstallMessageHandler([](QtMsgType type, const QMessageLogContext &, const QString &m) {
+        if (type == QtCriticalMsg || type == QtFatalMsg)
+          std::fprintf(stderr, "tilesim-viewer: Qt: %s\n", qPrintable(m));
+      });
   const int code = render_screenshot(options, err);
   qInstallMessageHandler(previous);
   return code;

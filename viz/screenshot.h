@@ -9,6 +9,6 @@ namespace tilesim::viz {
 
 // Needs a QApplication. Returns the exit code: 0 when the PNG was written; 1 after one line on
 // `err` naming the file, the field and the fix (a bad result, an unwritable PNG).
-int run_screenshot(const ViewerOptions& options, std::ostream& err);
+int run_screenshot(const ViewerOptions &options, std::ostream &err);
 
 } // namespace tilesim::viz

@@ -16,7 +16,7 @@ namespace tilesim::viz {
 enum class TileState { not_started, running, finished };
 
 // Not started before start_ns, running in [start_ns, end_ns), finished from end_ns on.
-TileState tile_state(const TileRecord& tile, double time_ns);
+TileState tile_state(const TileRecord &tile, double time_ns);
 
 struct ExpertBand {
   int expert = 0;
@@ -34,7 +34,7 @@ struct TileGrid {
   }
 };
 
-TileGrid tile_grid(const KernelResult& r);
+TileGrid tile_grid(const KernelResult &r);
 
 struct TileColors {
   bool any = false; // some tile has a value
@@ -44,12 +44,12 @@ struct TileColors {
 };
 
 // Colours every tile of `results` by `metric` on one min..max scale.
-TileColors color_tiles(const std::vector<OpenResultPtr>& results, const TileMetric& metric, const ColorMap& map);
+TileColors color_tiles(const std::vector<OpenResultPtr> &results, const TileMetric &metric, const ColorMap &map);
 
 // The latest tile end over `results`, in ns (the replay's length).
-double replay_end_ns(const std::vector<OpenResultPtr>& results);
+double replay_end_ns(const std::vector<OpenResultPtr> &results);
 
 // One tile's numbers, for hover text and the status bar.
-QString describe_tile(const OpenResult& r, const TileRecord& t);
+QString describe_tile(const OpenResult &r, const TileRecord &t);
 
 } // namespace tilesim::viz

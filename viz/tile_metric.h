@@ -20,12 +20,12 @@ struct TileMetric {
   QString unit;  // for the legend: "%", "sectors", "µs", "" for ids
   // Why a result cannot show this metric ("" when it can), e.g. measured runs have no per-tile
   // L2 sectors.
-  std::function<QString(const OpenResult&)> unavailable;
-  std::function<std::optional<double>(const TileRecord&, const GpuMaps&)> value;
+  std::function<QString(const OpenResult &)> unavailable;
+  std::function<std::optional<double>(const TileRecord &, const GpuMaps &)> value;
 };
 
-const std::vector<TileMetric>& tile_metrics();
+const std::vector<TileMetric> &tile_metrics();
 // Throws std::invalid_argument listing the ids when `id` is not one.
-const TileMetric& tile_metric(const QString& id);
+const TileMetric &tile_metric(const QString &id);
 
 } // namespace tilesim::viz

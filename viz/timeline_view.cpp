@@ -12,14 +12,14 @@
 namespace tilesim::viz {
 namespace {
 
-constexpr double kLeft = 64;  // SM labels
-constexpr double kTop = 40;   // lane legend and time axis
+constexpr double kLeft = 64; // SM labels
+constexpr double kTop = 40;  // lane legend and time axis
 constexpr double kBottom = 8;
 constexpr double kRight = 12;
 
 } // namespace
 
-TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
+TimelineView::TimelineView(QWidget *parent) : QWidget(parent) {
   setMouseTracking(true);
   setFocusPolicy(Qt::StrongFocus);
   setMinimumSize(320, 240);
@@ -27,26 +27,26 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
 
 void TimelineView::set_results(std::vector<OpenResultPtr> results) {
   results_.clear();
-  for (auto& r : results)
+  for (auto &r : results)
     if (r->has_tiles()) results_.push_back(std::move(r));
   sm_count_ = 0;
   // Every SM of the GPU gets a row, idle ones too; a result of an unknown GPU, those that ran tiles.
-  for (const auto& r : results_) {
+  for (const auto &r : results_) {
     sm_count_ = std::max(sm_count_, r->maps.sm_count);
-    for (const auto& t : r->result.tiles) sm_count_ = std::max(sm_count_, t.sm + 1);
+    for (const auto &t : r->result.tiles) sm_count_ = std::max(sm_count_, t.sm + 1);
   }
   end_ns_ = replay_end_ns(results_);
   colors_ = color_tiles(results_, tile_metric(metric_), color_map(map_));
   fit();
 }
 
-void TimelineView::set_metric(const QString& id) {
+void TimelineView::set_metric(const QString &id) {
   metric_ = tile_metric(id).id;
   colors_ = color_tiles(results_, tile_metric(metric_), color_map(map_));
   update();
 }
 
-void TimelineView::set_color_map(const QString& name) {
+void TimelineView::set_color_map(const QString &name) {
   map_ = color_map(name).name();
   colors_ = color_tiles(results_, tile_metric(metric_), color_map(map_));
   update();
@@ -101,13 +101,13 @@ double TimelineView::lane_height() const {
 }
 
 QRectF TimelineView::bar_rect(int result, int tile) const {
-  const TileRecord& t = results_.at(result)->result.tiles.at(tile);
+  const TileRecord &t = results_.at(result)->result.tiles.at(tile);
   const double lane_h = lane_height();
   const double y = plot().top() + (t.sm * static_cast<double>(results_.size()) + result) * lane_h;
   return QRectF(QPointF(x_of(t.start_ns), y), QPointF(x_of(t.end_ns), y + std::max(1.0, lane_h - 0.5)));
 }
 
-bool TimelineView::hit(QPointF pos, int& result, int& tile) const {
+bool TimelineView::hit(QPointF pos, int &result, int &tile) const {
   if (!plot().contains(pos)) return false;
   for (size_t r = 0; r < results_.size(); ++r)
     for (size_t i = 0; i < results_[r]->result.tiles.size(); ++i)
@@ -125,7 +125,7 @@ QString TimelineView::hover_text(QPointF pos) const {
   return describe_tile(*results_[r], results_[r]->result.tiles[i]);
 }
 
-void TimelineView::paintEvent(QPaintEvent*) {
+void TimelineView::paintEvent(QPaintEvent *) {
   QPainter p(this);
   p.fillRect(rect(), palette().base());
   p.setPen(palette().text().color());
@@ -145,8 +145,8 @@ void TimelineView::paintEvent(QPaintEvent*) {
   p.setClipRect(area);
   const QColor unknown(170, 170, 170);
   for (size_t r = 0; r < results_.size(); ++r) {
-    const auto& tiles = results_[r]->result.tiles;
-    const auto& colors = colors_.colors[r];
+    const auto &tiles = results_[r]->result.tiles;
+    const auto &colors = colors_.colors[r];
     for (size_t i = 0; i < tiles.size(); ++i) {
       if (tiles[i].end_ns < view_start_ || tiles[i].start_ns > view_end_) continue;
       const QRectF bar = bar_rect(static_cast<int>(r), static_cast<int>(i));
@@ -163,11 +163,11 @@ void TimelineView::paintEvent(QPaintEvent*) {
   paint_axis(p);
 }
 
-void TimelineView::paint_axis(QPainter& p) const {
+void TimelineView::paint_axis(QPainter &p) const {
   const QRectF area = plot();
   p.setPen(palette().text().color());
   QStringList lanes;
-  for (const auto& r : results_) lanes << QString::fromStdString(r->result.source);
+  for (const auto &r : results_) lanes << QString::fromStdString(r->result.source);
   p.drawText(QRectF(kLeft, 0, area.width(), 18), Qt::AlignLeft | Qt::AlignVCenter,
              "lanes in each SM row, top to bottom: " + lanes.join(", ") + "   (wheel: zoom, drag: pan, Home: fit)");
   // Ticks at 1, 2 or 5 times a power of ten, about every 100 pixels.
@@ -183,24 +183,24 @@ void TimelineView::paint_axis(QPainter& p) const {
   p.drawLine(QPointF(area.left(), kTop), QPointF(area.right(), kTop));
 }
 
-void TimelineView::wheelEvent(QWheelEvent* e) {
+void TimelineView::wheelEvent(QWheelEvent *e) {
   const double steps = e->angleDelta().y() / 120.0;
   if (steps != 0) zoom(std::pow(1.25, steps), ns_of(e->position().x()));
   e->accept();
 }
 
-void TimelineView::mousePressEvent(QMouseEvent* e) {
+void TimelineView::mousePressEvent(QMouseEvent *e) {
   if (e->button() != Qt::LeftButton) return;
   int r = 0, i = 0;
   if (hit(e->position(), r, i)) {
-    const TileRecord& t = results_[r]->result.tiles[i];
+    const TileRecord &t = results_[r]->result.tiles[i];
     emit tileClicked(t.row, t.col);
   }
   dragging_ = true;
   drag_x_ = e->position().x();
 }
 
-void TimelineView::mouseMoveEvent(QMouseEvent* e) {
+void TimelineView::mouseMoveEvent(QMouseEvent *e) {
   if (dragging_) {
     const double dx = e->position().x() - drag_x_;
     drag_x_ = e->position().x();
@@ -214,19 +214,30 @@ void TimelineView::mouseMoveEvent(QMouseEvent* e) {
     QToolTip::showText(e->globalPosition().toPoint(), text, this);
 }
 
-void TimelineView::mouseReleaseEvent(QMouseEvent*) { dragging_ = false; }
+void TimelineView::mouseReleaseEvent(QMouseEvent *) { dragging_ = false; }
 
-void TimelineView::keyPressEvent(QKeyEvent* e) {
+void TimelineView::keyPressEvent(QKeyEvent *e) {
   const double span = view_end_ - view_start_;
   const double middle = view_start_ + span / 2;
   switch (e->key()) {
   case Qt::Key_Plus:
-  case Qt::Key_Equal: zoom(1.5, middle); break;
-  case Qt::Key_Minus: zoom(1 / 1.5, middle); break;
-  case Qt::Key_Left: pan(-span / 10); break;
-  case Qt::Key_Right: pan(span / 10); break;
-  case Qt::Key_Home: fit(); break;
-  default: QWidget::keyPressEvent(e);
+  case Qt::Key_Equal:
+    zoom(1.5, middle);
+    break;
+  case Qt::Key_Minus:
+    zoom(1 / 1.5, middle);
+    break;
+  case Qt::Key_Left:
+    pan(-span / 10);
+    break;
+  case Qt::Key_Right:
+    pan(span / 10);
+    break;
+  case Qt::Key_Home:
+    fit();
+    break;
+  default:
+    QWidget::keyPressEvent(e);
   }
 }
 

@@ -15,11 +15,11 @@ namespace tilesim::viz {
 class TimelineView : public QWidget {
   Q_OBJECT
 public:
-  explicit TimelineView(QWidget* parent = nullptr);
+  explicit TimelineView(QWidget *parent = nullptr);
 
   void set_results(std::vector<OpenResultPtr> results);
-  void set_metric(const QString& id);
-  void set_color_map(const QString& name);
+  void set_metric(const QString &id);
+  void set_color_map(const QString &name);
   void set_time_ns(double t);
   void set_selected(int row, int col);
 
@@ -38,19 +38,19 @@ signals:
   void tileClicked(int row, int col);
 
 protected:
-  void paintEvent(QPaintEvent*) override;
-  void wheelEvent(QWheelEvent* e) override;
-  void mousePressEvent(QMouseEvent* e) override;
-  void mouseMoveEvent(QMouseEvent* e) override;
-  void mouseReleaseEvent(QMouseEvent* e) override;
-  void keyPressEvent(QKeyEvent* e) override;
+  void paintEvent(QPaintEvent *) override;
+  void wheelEvent(QWheelEvent *e) override;
+  void mousePressEvent(QMouseEvent *e) override;
+  void mouseMoveEvent(QMouseEvent *e) override;
+  void mouseReleaseEvent(QMouseEvent *e) override;
+  void keyPressEvent(QKeyEvent *e) override;
 
 private:
   QRectF plot() const;
   double x_of(double ns) const;
   double ns_of(double x) const;
-  bool hit(QPointF pos, int& result, int& tile) const;
-  void paint_axis(QPainter& p) const;
+  bool hit(QPointF pos, int &result, int &tile) const;
+  void paint_axis(QPainter &p) const;
 
   std::vector<OpenResultPtr> results_;
   TileColors colors_;

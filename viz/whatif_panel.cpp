@@ -10,18 +10,18 @@
 
 namespace tilesim::viz {
 
-WhatIfPanel::WhatIfPanel(QWidget* parent) : QWidget(parent) {
+WhatIfPanel::WhatIfPanel(QWidget *parent) : QWidget(parent) {
   gpu_ = new QComboBox(this);
   gpu_->setEditable(true); // a profile JSON path works too
   QString profile_error;
   try {
-    for (const auto& name : shipped_gpu_names()) gpu_->addItem(QString::fromStdString(name));
-  } catch (const std::exception& e) {
+    for (const auto &name : shipped_gpu_names()) gpu_->addItem(QString::fromStdString(name));
+  } catch (const std::exception &e) {
     profile_error = e.what(); // shown below; a profile path can still be typed in
   }
   spec_ = new QLineEdit(this);
   spec_->setPlaceholderText("kernel spec JSON, e.g. models/kernels/default.json");
-  auto* browse_button = new QPushButton("Browse...", this);
+  auto *browse_button = new QPushButton("Browse...", this);
   orders_ = new QLineEdit("all", this);
   orders_->setToolTip("comma-separated launch orders (row_major, grouped_m:8, hilbert, ...) or all");
   run_button_ = new QPushButton("Run", this);
@@ -32,18 +32,18 @@ WhatIfPanel::WhatIfPanel(QWidget* parent) : QWidget(parent) {
   status_->setWordWrap(true);
   status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
-  auto* spec_row = new QHBoxLayout;
+  auto *spec_row = new QHBoxLayout;
   spec_row->addWidget(spec_);
   spec_row->addWidget(browse_button);
-  auto* form = new QFormLayout;
+  auto *form = new QFormLayout;
   form->addRow("GPU profile", gpu_);
   form->addRow("kernel spec", spec_row);
   form->addRow("launch orders", orders_);
-  auto* buttons = new QHBoxLayout;
+  auto *buttons = new QHBoxLayout;
   buttons->addWidget(run_button_);
   buttons->addWidget(cancel_button_);
   buttons->addWidget(progress_, 1);
-  auto* layout = new QVBoxLayout(this);
+  auto *layout = new QVBoxLayout(this);
   layout->addLayout(form);
   layout->addLayout(buttons);
   layout->addWidget(status_);
@@ -54,7 +54,8 @@ WhatIfPanel::WhatIfPanel(QWidget* parent) : QWidget(parent) {
   connect(browse_button, &QPushButton::clicked, this, &WhatIfPanel::browse);
   connect(run_button_, &QPushButton::clicked, this, &WhatIfPanel::run);
   connect(cancel_button_, &QPushButton::clicked, this, &WhatIfPanel::cancel);
-  connect(&runner_, &WhatIfRunner::progress, this, [this](double f) { progress_->setValue(static_cast<int>(100 * f)); });
+  connect(&runner_, &WhatIfRunner::progress, this,
+          [this](double f) { progress_->setValue(static_cast<int>(100 * f)); });
   connect(&runner_, &WhatIfRunner::resultReady, this, [this](KernelResult r) {
     const QString label = QString("%1 [%2, what-if on %3]")
                               .arg(spec_name_, QString::fromStdString(r.order), QString::fromStdString(r.gpu));
@@ -68,13 +69,13 @@ WhatIfPanel::WhatIfPanel(QWidget* parent) : QWidget(parent) {
     set_running(false);
     status_->setText(QString("Cancelled after %1 order(s).").arg(n));
   });
-  connect(&runner_, &WhatIfRunner::failed, this, [this](const QString& m) {
+  connect(&runner_, &WhatIfRunner::failed, this, [this](const QString &m) {
     set_running(false);
     status_->setText(m);
   });
 }
 
-void WhatIfPanel::set_gpu(const QString& name) {
+void WhatIfPanel::set_gpu(const QString &name) {
   const int i = gpu_->findText(name);
   if (i >= 0)
     gpu_->setCurrentIndex(i);
@@ -82,8 +83,8 @@ void WhatIfPanel::set_gpu(const QString& name) {
     gpu_->setEditText(name);
 }
 
-void WhatIfPanel::set_spec_path(const QString& path) { spec_->setText(path); }
-void WhatIfPanel::set_orders(const QString& orders) { orders_->setText(orders); }
+void WhatIfPanel::set_spec_path(const QString &path) { spec_->setText(path); }
+void WhatIfPanel::set_orders(const QString &orders) { orders_->setText(orders); }
 
 void WhatIfPanel::browse() {
   const QString path = QFileDialog::getOpenFileName(this, "Kernel spec", spec_->text(), "Kernel spec (*.json)");
@@ -102,7 +103,8 @@ bool WhatIfPanel::run() {
   if (runner_.running()) return false;
   const QString path = spec_->text().trimmed();
   try {
-    if (path.isEmpty()) throw SpecError("What-if", "kernel spec", "no file given", "pick a kernel spec JSON (Browse...)");
+    if (path.isEmpty())
+      throw SpecError("What-if", "kernel spec", "no file given", "pick a kernel spec JSON (Browse...)");
     const GpuProfile gpu = load_gpu_profile(gpu_->currentText().toStdString());
     const KernelSpec spec = load_kernel_spec(path.toStdString());
     std::vector<LaunchOrder> orders;
@@ -110,20 +112,22 @@ bool WhatIfPanel::run() {
     if (text.isEmpty() || text == "all") {
       orders = all_launch_orders(spec.kind == KernelKind::grouped_gemm);
     } else {
-      for (const QString& name : text.split(',', Qt::SkipEmptyParts)) {
+      for (const QString &name : text.split(',', Qt::SkipEmptyParts)) {
         try {
           orders.push_back(parse_launch_order(name.trimmed().toStdString()));
-        } catch (const std::invalid_argument& e) {
-          throw SpecError("What-if", "launch orders", e.what(), "write orders such as row_major, grouped_m:8, hilbert or all");
+        } catch (const std::invalid_argument &e) {
+          throw SpecError("What-if", "launch orders", e.what(),
+                          "write orders such as row_major, grouped_m:8, hilbert or all");
         }
       }
     }
     spec_name_ = QString::fromStdString(spec.name);
     progress_->setValue(0);
-    status_->setText(QString("Simulating %1 order(s) of %2 on %3...").arg(orders.size()).arg(spec_name_, gpu_->currentText()));
+    status_->setText(
+        QString("Simulating %1 order(s) of %2 on %3...").arg(orders.size()).arg(spec_name_, gpu_->currentText()));
     set_running(true);
     return runner_.start(gpu, spec, std::move(orders), path);
-  } catch (const std::exception& e) {
+  } catch (const std::exception &e) {
     status_->setText(e.what());
     return false;
   }

@@ -18,11 +18,11 @@ namespace tilesim::viz {
 class WhatIfPanel : public QWidget {
   Q_OBJECT
 public:
-  explicit WhatIfPanel(QWidget* parent = nullptr);
+  explicit WhatIfPanel(QWidget *parent = nullptr);
 
-  void set_gpu(const QString& name);
-  void set_spec_path(const QString& path);
-  void set_orders(const QString& orders); // comma-separated, or "all"
+  void set_gpu(const QString &name);
+  void set_spec_path(const QString &path);
+  void set_orders(const QString &orders); // comma-separated, or "all"
   // Starts a run; false (with the reason in status()) when the input is bad or a run is going.
   bool run();
   void cancel();
@@ -37,13 +37,13 @@ private:
   void browse();
   void set_running(bool on);
 
-  QComboBox* gpu_;
-  QLineEdit* spec_;
-  QLineEdit* orders_;
-  QPushButton* run_button_;
-  QPushButton* cancel_button_;
-  QProgressBar* progress_;
-  QLabel* status_;
+  QComboBox *gpu_;
+  QLineEdit *spec_;
+  QLineEdit *orders_;
+  QPushButton *run_button_;
+  QPushButton *cancel_button_;
+  QProgressBar *progress_;
+  QLabel *status_;
   WhatIfRunner runner_;
   QString spec_name_;
 };

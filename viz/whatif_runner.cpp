@@ -7,7 +7,7 @@
 
 namespace tilesim::viz {
 
-WhatIfRunner::WhatIfRunner(QObject* parent) : QObject(parent) {}
+WhatIfRunner::WhatIfRunner(QObject *parent) : QObject(parent) {}
 
 WhatIfRunner::~WhatIfRunner() {
   cancel_ = true;
@@ -29,7 +29,7 @@ bool WhatIfRunner::start(GpuProfile gpu, KernelSpec spec, std::vector<LaunchOrde
     const double n = static_cast<double>(orders.size());
     int done = 0;
     try {
-      for (const LaunchOrder& order : orders) {
+      for (const LaunchOrder &order : orders) {
         spec.order = order;
         SimulationOptions options;
         options.cancel = &cancel_;
@@ -45,12 +45,12 @@ bool WhatIfRunner::start(GpuProfile gpu, KernelSpec spec, std::vector<LaunchOrde
         running_ = false;
         emit finished(done);
       });
-    } catch (const SimulationCancelled&) {
+    } catch (const SimulationCancelled &) {
       post([this, done] {
         running_ = false;
         emit cancelled(done);
       });
-    } catch (const std::exception& e) {
+    } catch (const std::exception &e) {
       // SpecError names the spec by its `name`; put the file in front so the line names it.
       post([this, m = path + ": " + e.what()] {
         running_ = false;

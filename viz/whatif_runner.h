@@ -19,7 +19,7 @@ namespace tilesim::viz {
 class WhatIfRunner : public QObject {
   Q_OBJECT
 public:
-  explicit WhatIfRunner(QObject* parent = nullptr);
+  explicit WhatIfRunner(QObject *parent = nullptr);
   ~WhatIfRunner() override; // cancels and joins a run still going
 
   // Starts simulating `spec` in each of `orders`; false (and nothing started) while a run is going.

@@ -8,13 +8,13 @@
 namespace tilesim {
 namespace {
 
-nlohmann::json metadata(const char* name, int pid, int tid, nlohmann::json args) {
+nlohmann::json metadata(const char *name, int pid, int tid, nlohmann::json args) {
   nlohmann::json e{{"ph", "M"}, {"name", name}, {"pid", pid}, {"args", std::move(args)}};
   if (tid >= 0) e["tid"] = tid;
   return e;
 }
 
-nlohmann::json tile_args(const TileRecord& t) {
+nlohmann::json tile_args(const TileRecord &t) {
   nlohmann::json a{{"linear", t.linear}, {"expert", t.expert},     {"row", t.row},
                    {"col", t.col},       {"start_ns", t.start_ns}, {"end_ns", t.end_ns}};
   if (t.a_hit_sectors) a["a_hit_sectors"] = *t.a_hit_sectors;
@@ -26,12 +26,12 @@ nlohmann::json tile_args(const TileRecord& t) {
 
 } // namespace
 
-nlohmann::json chrome_trace(const std::vector<TraceProcess>& processes) {
+nlohmann::json chrome_trace(const std::vector<TraceProcess> &processes) {
   nlohmann::json events = nlohmann::json::array();
   nlohmann::json results = nlohmann::json::array();
   for (std::size_t i = 0; i < processes.size(); ++i) {
-    const TraceProcess& p = processes[i];
-    const KernelResult& r = *p.result;
+    const TraceProcess &p = processes[i];
+    const KernelResult &r = *p.result;
     if (r.tiles.empty())
       throw SpecError(p.file, "tiles", "has no per-tile records to put on a timeline",
                       "simulate with --out or --trace-out, or measure with --trace");
@@ -39,13 +39,13 @@ nlohmann::json chrome_trace(const std::vector<TraceProcess>& processes) {
     events.push_back(metadata("process_name", pid, -1, {{"name", p.name + " (" + r.source + ", " + r.order + ")"}}));
     events.push_back(metadata("process_sort_index", pid, -1, {{"sort_index", pid}}));
     std::set<int> sms;
-    for (const TileRecord& t : r.tiles) sms.insert(t.sm);
+    for (const TileRecord &t : r.tiles) sms.insert(t.sm);
     for (const int sm : sms) {
       events.push_back(metadata("thread_name", pid, sm, {{"name", "SM " + std::to_string(sm)}}));
       events.push_back(metadata("thread_sort_index", pid, sm, {{"sort_index", sm}}));
     }
     // Trace-event times are microseconds; nanosecond starts keep their fraction.
-    for (const TileRecord& t : r.tiles)
+    for (const TileRecord &t : r.tiles)
       events.push_back({{"ph", "X"},
                         {"name", "tile " + std::to_string(t.row) + "," + std::to_string(t.col)},
                         {"cat", "tile"},
@@ -54,13 +54,18 @@ nlohmann::json chrome_trace(const std::vector<TraceProcess>& processes) {
                         {"ts", t.start_ns / 1000},
                         {"dur", (t.end_ns - t.start_ns) / 1000},
                         {"args", tile_args(t)}});
-    results.push_back({{"process", p.name}, {"file", p.file}, {"source", r.source}, {"gpu", r.gpu}, {"order", r.order},
-                       {"time_ms", r.time_ms}, {"kernel", r.kernel.value("name", "")}});
+    results.push_back({{"process", p.name},
+                       {"file", p.file},
+                       {"source", r.source},
+                       {"gpu", r.gpu},
+                       {"order", r.order},
+                       {"time_ms", r.time_ms},
+                       {"kernel", r.kernel.value("name", "")}});
   }
   return {{"traceEvents", events}, {"displayTimeUnit", "ns"}, {"otherData", {{"tilesim_results", results}}}};
 }
 
-void write_chrome_trace(const std::vector<TraceProcess>& processes, const std::string& path) {
+void write_chrome_trace(const std::vector<TraceProcess> &processes, const std::string &path) {
   write_output_file(path, chrome_trace(processes).dump() + '\n', "--trace-out");
 }
 

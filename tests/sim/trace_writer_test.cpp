@@ -12,7 +12,7 @@ using namespace tilesim;
 
 namespace {
 
-KernelResult three_tiles(const char* source) {
+KernelResult three_tiles(const char *source) {
   KernelResult r;
   r.source = source;
   r.gpu = "h100";
@@ -25,9 +25,9 @@ KernelResult three_tiles(const char* source) {
   return r;
 }
 
-std::vector<nlohmann::json> events(const nlohmann::json& trace, const std::string& ph, int pid) {
+std::vector<nlohmann::json> events(const nlohmann::json &trace, const std::string &ph, int pid) {
   std::vector<nlohmann::json> out;
-  for (const auto& e : trace.at("traceEvents"))
+  for (const auto &e : trace.at("traceEvents"))
     if (e.at("ph") == ph && e.at("pid") == pid) out.push_back(e);
   return out;
 }
@@ -57,7 +57,7 @@ TEST_CASE("trace writer: a file Perfetto reads, loaded back slice by slice", "[t
     CHECK(slices[2].at("ts").get<double>() == Approx(3.5));
     // One named track per SM that ran a tile: SMs 0 and 2.
     int tracks = 0;
-    for (const auto& e : events(trace, "M", pid))
+    for (const auto &e : events(trace, "M", pid))
       if (e.at("name") == "thread_name") ++tracks;
     CHECK(tracks == 2);
   }

@@ -6,7 +6,7 @@ using namespace tilesim::viz;
 
 TEST_CASE("colour maps: viridis and cividis from colormaps.json, interpolated", "[viz][colormap]") {
   CHECK(color_map_names() == QStringList{"viridis", "cividis"});
-  const ColorMap& v = color_map("viridis");
+  const ColorMap &v = color_map("viridis");
   CHECK(v.at(0).name() == "#440154"); // matplotlib's first and last viridis entries
   CHECK(v.at(1).name() == "#fde725");
   CHECK(v.at(0.5).name() == "#21918c"); // sample 16 of 32

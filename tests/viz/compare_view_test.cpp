@@ -7,7 +7,7 @@ using namespace tilesim::viz;
 using tilesim::viz::test::data;
 
 namespace {
-QString cell(const CompareView* c, int row, int col) { return c->table()->item(row, col)->text(); }
+QString cell(const CompareView *c, int row, int col) { return c->table()->item(row, col)->text(); }
 } // namespace
 
 TEST_CASE("compare: the metrics table and its errors", "[viz][compare]") {
@@ -15,24 +15,24 @@ TEST_CASE("compare: the metrics table and its errors", "[viz][compare]") {
   REQUIRE(w.open_file(data("small_measured.json")));
   REQUIRE(w.open_file(data("small_simulated.json"))); // joins the measured one's document
   REQUIRE(w.document_count() == 1);
-  const CompareView* c = w.compare();
+  const CompareView *c = w.compare();
   // Predicted 0.0004 ms against measured 0.0005 ms: -20.0%.
   CHECK(cell(c, 0, 0) == "0.0004");
   CHECK(cell(c, 0, 1) == "0.0005");
   CHECK(cell(c, 0, 2) == "-20.0%");
-  CHECK(cell(c, 1, 2) == "+25.0%");    // TFLOP/s 2.0 / 1.6
+  CHECK(cell(c, 1, 2) == "+25.0%"); // TFLOP/s 2.0 / 1.6
   CHECK(cell(c, 2, 0) == "50.0");
   CHECK(cell(c, 2, 1) == "60.0");
-  CHECK(cell(c, 2, 2) == "-10.0 pt");  // L2 hit rate 50% against 60%
-  CHECK(cell(c, 3, 2) == "-20.0%");    // DRAM read 1.0 GB against 1.25 GB
-  CHECK(cell(c, 4, 2) == "+25.0%");    // DRAM write 0.5 GB against 0.4 GB
+  CHECK(cell(c, 2, 2) == "-10.0 pt"); // L2 hit rate 50% against 60%
+  CHECK(cell(c, 3, 2) == "-20.0%");   // DRAM read 1.0 GB against 1.25 GB
+  CHECK(cell(c, 4, 2) == "+25.0%");   // DRAM write 0.5 GB against 0.4 GB
   CHECK(cell(c, 5, 0) == "800");
-  CHECK(cell(c, 5, 2) == "-20.0%");    // L2 read sectors 800 against 1000
+  CHECK(cell(c, 5, 2) == "-20.0%"); // L2 read sectors 800 against 1000
 
   // Start-time scatter: the measured trace starts each tile 50 ns later.
   REQUIRE(c->scatter()->points().size() == 6);
-  for (const QPointF& p : c->scatter()->points()) CHECK(p.x() - p.y() == Approx(0.05)); // µs
-  CHECK(c->bars()->entries().size() == 1); // one order open
+  for (const QPointF &p : c->scatter()->points()) CHECK(p.x() - p.y() == Approx(0.05)); // µs
+  CHECK(c->bars()->entries().size() == 1);                                              // one order open
 }
 
 TEST_CASE("compare: only one side open, or a measurement without a trace", "[viz][compare]") {
@@ -68,7 +68,7 @@ TEST_CASE("compare: per-order bars gather every open order of the configuration"
   other.time_ms = 0.0003;
   w.add_result(make_open_result(other, "column_major"));
   REQUIRE(w.document_count() == 2);
-  const auto& bars = w.compare()->bars()->entries();
+  const auto &bars = w.compare()->bars()->entries();
   REQUIRE(bars.size() == 2);
   CHECK(bars[0].order == "row_major");
   CHECK(*bars[0].predicted_ms == 0.0004);

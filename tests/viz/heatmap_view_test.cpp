@@ -15,18 +15,18 @@ TEST_CASE("heatmap: moving the slider finishes, runs and hides the tiles it shou
   MainWindow w;
   w.resize(1280, 800);
   REQUIRE(w.open_file(data("small_simulated.json")));
-  HeatmapView* h = w.heatmap();
+  HeatmapView *h = w.heatmap();
   REQUIRE(h->panels() == 1);
   CHECK(w.replay_end() == 400);
   CHECK(w.slider()->maximum() == 400);
 
   w.slider()->setValue(150); // as dragging the slider does
   CHECK(w.time_ns() == 150);
-  CHECK(h->state_of(0, 0, 0) == TileState::finished); // ended at 100
-  CHECK(h->state_of(0, 0, 1) == TileState::finished); // ended at 120
-  CHECK(h->state_of(0, 1, 0) == TileState::running);  // 100-250
-  CHECK(h->state_of(0, 1, 1) == TileState::running);  // 120-260
-  CHECK(h->state_of(0, 2, 0) == TileState::running);  // 0-300
+  CHECK(h->state_of(0, 0, 0) == TileState::finished);    // ended at 100
+  CHECK(h->state_of(0, 0, 1) == TileState::finished);    // ended at 120
+  CHECK(h->state_of(0, 1, 0) == TileState::running);     // 100-250
+  CHECK(h->state_of(0, 1, 1) == TileState::running);     // 120-260
+  CHECK(h->state_of(0, 2, 0) == TileState::running);     // 0-300
   CHECK(h->state_of(0, 2, 1) == TileState::not_started); // starts at 250
 
   w.slider()->setValue(260); // a tile that ends exactly now is finished
@@ -41,7 +41,7 @@ TEST_CASE("heatmap: hover text of a known tile, click selects it everywhere", "[
   MainWindow w;
   w.resize(1280, 800);
   REQUIRE(w.open_file(data("small_simulated.json")));
-  HeatmapView* h = w.heatmap();
+  HeatmapView *h = w.heatmap();
   const QRectF cell = h->tile_rect(0, 1, 0);
   REQUIRE(cell.width() > 4);
   const QString text = h->hover_text(cell.center());
@@ -58,7 +58,7 @@ TEST_CASE("heatmap: hover text of a known tile, click selects it everywhere", "[
 TEST_CASE("heatmap: metrics colour on one scale with the right range", "[viz][heatmap]") {
   MainWindow w;
   REQUIRE(w.open_file(data("small_simulated.json")));
-  HeatmapView* h = w.heatmap();
+  HeatmapView *h = w.heatmap();
   SECTION("L2 hit rate: tile (1,0) and (2,0) hit 25% of their sectors, (0,1) all of them") {
     w.set_metric("l2_hit_rate");
     CHECK(h->colors().min == Approx(25));

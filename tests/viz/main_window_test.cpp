@@ -15,7 +15,8 @@ TEST_CASE("open: bad files leave one line naming the file, the field and the fix
   MainWindow w;
   SECTION("JSON that is not a result") {
     CHECK_FALSE(w.open_file(data("not_result.json")));
-    CHECK(w.last_error().startsWith(data("not_result.json") + ": schema: is missing: this is not a tilesim.result/1 file; open a result"));
+    CHECK(w.last_error().startsWith(data("not_result.json") +
+                                    ": schema: is missing: this is not a tilesim.result/1 file; open a result"));
   }
   SECTION("a truncated file") {
     CHECK_FALSE(w.open_file(data("truncated.json")));

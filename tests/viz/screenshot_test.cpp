@@ -1,5 +1,5 @@
-#include "viz/screenshot.h"
 #include "viz/open_result.h"
+#include "viz/screenshot.h"
 #include "viz_test_data.h"
 
 #include <catch2/catch.hpp>
@@ -16,8 +16,8 @@ TEST_CASE("screenshot: renders the chosen view to a PNG of the window's size", "
   const QString out = QDir::tempPath() + "/tilesim_viz_test_shot.png";
   QFile::remove(out);
   const ViewerOptions o = parse_viewer_options({"tilesim-viewer", "--screenshot", out, "--view", "timeline", "--metric",
-                                                 "start", "--time-ns", "150", "--size", "800x600",
-                                                 data("small_simulated.json"), data("small_measured.json")});
+                                                "start", "--time-ns", "150", "--size", "800x600",
+                                                data("small_simulated.json"), data("small_measured.json")});
   std::ostringstream err;
   REQUIRE(run_screenshot(o, err) == 0);
   CHECK(err.str().empty());
@@ -29,12 +29,14 @@ TEST_CASE("screenshot: renders the chosen view to a PNG of the window's size", "
 TEST_CASE("screenshot: bad input is one line on stderr and exit 1", "[viz][screenshot]") {
   std::ostringstream err;
   SECTION("not a result") {
-    const ViewerOptions o = parse_viewer_options({"tilesim-viewer", "--screenshot", "/tmp/x.png", data("not_result.json")});
+    const ViewerOptions o =
+        parse_viewer_options({"tilesim-viewer", "--screenshot", "/tmp/x.png", data("not_result.json")});
     CHECK(run_screenshot(o, err) == 1);
     CHECK(err.str().starts_with("tilesim-viewer: " + data("not_result.json").toStdString() + ": schema"));
   }
   SECTION("an unwritable PNG") {
-    const ViewerOptions o = parse_viewer_options({"tilesim-viewer", "--screenshot", "/no/such/dir/x.png", data("small_simulated.json")});
+    const ViewerOptions o =
+        parse_viewer_options({"tilesim-viewer", "--screenshot", "/no/such/dir/x.png", data("small_simulated.json")});
     CHECK(run_screenshot(o, err) == 1);
     CHECK(err.str().find("--screenshot: cannot write the PNG") != std::string::npos);
   }
@@ -42,12 +44,13 @@ TEST_CASE("screenshot: bad input is one line on stderr and exit 1", "[viz][scree
   CHECK(std::count(line.begin(), line.end(), '\n') == 1);
 }
 
-TEST_CASE("viewer options: unknown views, metrics, maps, times and sizes name the option and the fix", "[viz][options]") {
+TEST_CASE("viewer options: unknown views, metrics, maps, times and sizes name the option and the fix",
+          "[viz][options]") {
   const auto error = [](QStringList args) {
     args.prepend("tilesim-viewer");
     try {
       parse_viewer_options(args);
-    } catch (const ViewerError& e) {
+    } catch (const ViewerError &e) {
       return std::string(e.what());
     }
     return std::string();

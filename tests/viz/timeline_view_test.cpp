@@ -14,7 +14,7 @@ TEST_CASE("timeline: a row per SM, predicted lane above measured, zoom and pan",
   REQUIRE(w.open_file(data("small_simulated.json")));
   REQUIRE(w.open_file(data("small_measured.json")));
   w.set_view("timeline");
-  TimelineView* t = w.timeline();
+  TimelineView *t = w.timeline();
   CHECK(t->sm_rows() == 132); // the H100 profile's SMs, though only 0..5 ran tiles
   CHECK(t->view_start_ns() == 0);
   CHECK(t->view_end_ns() == 460); // the measured (2,1) ends at 400 + 60

@@ -5,7 +5,9 @@
 
 namespace tilesim::viz::test {
 
-inline QString data(const char* name) { return QString(TILESIM_SOURCE_DIR "/tests/viz/data/") + name; }
-inline QString dataset(const char* name) { return QString(TILESIM_SOURCE_DIR "/validation/data/h100/measured/") + name; }
+inline QString data(const char *name) { return QString(TILESIM_SOURCE_DIR "/tests/viz/data/") + name; }
+inline QString dataset(const char *name) {
+  return QString(TILESIM_SOURCE_DIR "/validation/data/h100/measured/") + name;
+}
 
 } // namespace tilesim::viz::test

@@ -5,7 +5,7 @@
 #include <QApplication>
 #include <QDir>
 
-int main(int argc, char** argv) {
+int main(int argc, char **argv) {
   if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
   // Recent files go to QSettings: keep the tests' out of the user's configuration.
   const QString config = QDir::tempPath() + "/tilesim_viz_tests_config";

@@ -10,7 +10,7 @@ using tilesim::viz::test::data;
 
 TEST_CASE("what-if: a run completes and opens each order as a tab", "[viz][whatif]") {
   MainWindow w;
-  WhatIfPanel* p = w.whatif();
+  WhatIfPanel *p = w.whatif();
   p->set_gpu("h100");
   p->set_spec_path(data("whatif_small.json"));
   p->set_orders("row_major, column_major");
@@ -28,7 +28,7 @@ TEST_CASE("what-if: a run completes and opens each order as a tab", "[viz][whati
 
 TEST_CASE("what-if: Cancel stops a long run between events", "[viz][whatif]") {
   MainWindow w;
-  WhatIfPanel* p = w.whatif();
+  WhatIfPanel *p = w.whatif();
   p->set_spec_path(QString(TILESIM_SOURCE_DIR) + "/models/kernels/dense_8192.json"); // seconds per order
   p->set_orders("all");
   REQUIRE(p->run());
@@ -46,7 +46,7 @@ TEST_CASE("what-if: Cancel stops a long run between events", "[viz][whatif]") {
 
 TEST_CASE("what-if: bad input is one line naming the file, the field and the fix", "[viz][whatif]") {
   MainWindow w;
-  WhatIfPanel* p = w.whatif();
+  WhatIfPanel *p = w.whatif();
   SECTION("a spec whose tile does not fit the GPU") {
     p->set_spec_path(data("whatif_too_big_tile.json"));
     p->set_orders("row_major");

@@ -10,8 +10,8 @@
 #include <QElapsedTimer>
 
 #include <algorithm>
-#include <ctime>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <random>
 
@@ -24,15 +24,25 @@ double median(std::vector<double> v) {
 
 // A simulated-looking result of a 136 x 250 grid of 128 x 128 tiles (34,000 tiles, seeded
 // sectors): about 10 MB as save_kernel_result writes it, written to `path`.
-int write_large_result(const std::string& path) {
+int write_large_result(const std::string &path) {
   const int rows = 136, cols = 250;
   tilesim::KernelResult r;
   r.source = "simulated";
   r.gpu = "h100";
   r.order = "row_major";
-  r.kernel = {{"name", "bench"}, {"kind", "gemm"}, {"dtype", "bf16"}, {"m", 128 * rows}, {"n", 128 * cols},
-              {"k", 4096}, {"layout", {{"a", "row"}, {"b", "col"}}}, {"tile", {{"m", 128}, {"n", 128}, {"k", 64}}},
-              {"stages", 4}, {"warps", 8}, {"load", "tma"}, {"persistent", true}, {"order", "row_major"}};
+  r.kernel = {{"name", "bench"},
+              {"kind", "gemm"},
+              {"dtype", "bf16"},
+              {"m", 128 * rows},
+              {"n", 128 * cols},
+              {"k", 4096},
+              {"layout", {{"a", "row"}, {"b", "col"}}},
+              {"tile", {{"m", 128}, {"n", 128}, {"k", 64}}},
+              {"stages", 4},
+              {"warps", 8},
+              {"load", "tma"},
+              {"persistent", true},
+              {"order", "row_major"}};
   r.time_ms = 40;
   r.tflops = 2.0 * 128 * rows * 128 * cols * 4096 / (r.time_ms * 1e-3) / 1e12;
   std::mt19937 rng(7);
@@ -55,7 +65,7 @@ int write_large_result(const std::string& path) {
 
 } // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char **argv) {
   if (qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
     qputenv("QT_QPA_PLATFORM", "offscreen");
   QApplication app(argc, argv);
@@ -71,20 +81,20 @@ int main(int argc, char** argv) {
   }
   window.show();
   QApplication::processEvents();
-  for (const char* view : {"heatmap", "timeline"}) {
+  for (const char *view : {"heatmap", "timeline"}) {
     window.set_view(view);
-    QWidget* widget = std::string(view) == "heatmap" ? static_cast<QWidget*>(window.heatmap()) : window.timeline();
+    QWidget *widget = std::string(view) == "heatmap" ? static_cast<QWidget *>(window.heatmap()) : window.timeline();
     std::vector<double> ms;
     const int frames = 60;
     for (int f = 0; f < frames; ++f) {
       QElapsedTimer timer;
       timer.start();
       window.slider()->setValue(static_cast<int>(window.replay_end() * f / frames)); // as a drag does
-      widget->repaint();                                                              // paint now, not later
+      widget->repaint();                                                             // paint now, not later
       ms.push_back(timer.nsecsElapsed() / 1e6);
     }
-    std::printf("slider redraw, %s, %zu tiles per result, %d results: median %.2f ms, max %.2f ms over %d frames\n", view,
-                window.library().documents().front().results.front()->result.tiles.size(),
+    std::printf("slider redraw, %s, %zu tiles per result, %d results: median %.2f ms, max %.2f ms over %d frames\n",
+                view, window.library().documents().front().results.front()->result.tiles.size(),
                 static_cast<int>(window.library().documents().front().results.size()), median(ms),
                 *std::max_element(ms.begin(), ms.end()), frames);
   }
