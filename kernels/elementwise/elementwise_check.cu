@@ -16,6 +16,7 @@
 
 #include "kernels/common/check_kernels.cuh"
 #include "kernels/elementwise/elementwise.h"
+#include "kernels/elementwise/elementwise_check_reference.h"
 
 namespace tk = tilesim::kernels;
 using tilesim::Dtype;
@@ -70,16 +71,6 @@ void encode(Dtype d, double v, unsigned char* p) {
   }
 }
 
-double reference(ElementwiseOp op, double a, double b) {
-  switch (op) {
-  case ElementwiseOp::add: return a + b;
-  case ElementwiseOp::mul: return a * b;
-  case ElementwiseOp::relu: return a > 0 ? a : 0.0;
-  case ElementwiseOp::gelu: return 0.5 * a * (1.0 + std::tanh(0.7978845608028654 * (a + 0.044715 * a * a * a)));
-  }
-  return 0;
-}
-
 // Rounding of the output type, plus tanh.approx.f32's relative error for GELU.
 double tolerance(Dtype d, ElementwiseOp op, double ref) {
   const double unit = d == Dtype::fp32 ? 0x1p-23 : d == Dtype::bf16 ? 0x1p-7 : 0x1p-10;
@@ -132,7 +123,7 @@ int run_case(const tk::ElementwiseProblem& p, int sm_count, std::mt19937_64& rng
   check(cudaMemcpy(hout.data(), b.out, bytes + kGuardBytes, cudaMemcpyDeviceToHost), "cudaMemcpy(out)");
   for (std::int64_t i = 0; i < p.elements; ++i) {
     const std::size_t at = static_cast<std::size_t>(i) * bytes_of(p.dtype);
-    const double want = reference(p.op, decode(p.dtype, &hx[at]), decode(p.dtype, &hy[at]));
+    const double want = tk::elementwise_reference(p.op, decode(p.dtype, &hx[at]), decode(p.dtype, &hy[at]));
     const double got = decode(p.dtype, &hout[at]);
     if (!(std::fabs(got - want) <= tolerance(p.dtype, p.op, want))) { // NaN (poison) fails too
       std::printf("FAIL %s: element %lld is %.8g, expected %.8g\n", where.c_str(), static_cast<long long>(i), got, want);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/common/activations_check.h"
 #include "kernels/common/check_kernels.cuh"
 #include "kernels/grouped_gemm/grouped_gemm.h"
 #include "models/launch_order_names.h"
@@ -72,9 +73,7 @@ __global__ void epilogue_reference(const float* ref, const int* rows, int sample
     int e = 0;
     while (e + 1 < experts && token_offsets[e + 1] <= row) ++e;
     const double v = double(ref[i]) + double(__bfloat162float(bias[int64_t(e) * n + col]));
-    out[i] = epilogue == tilesim::GemmEpilogue::bias_relu
-                 ? float(v > 0 ? v : 0.0)
-                 : float(0.5 * v * (1.0 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v))));
+    out[i] = float(epilogue == tilesim::GemmEpilogue::bias_relu ? tk::relu_reference(v) : tk::gelu_tanh_reference(v));
   }
 }
 

@@ -26,18 +26,10 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kMaxBlocks = 4096;
 
-__device__ std::uint64_t mix64(std::uint64_t x) { // splitmix64 finaliser
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 __global__ void fill_random_bf16_kernel(__nv_bfloat16* data, std::size_t count, std::uint64_t seed) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    const std::uint64_t h = mix64(i * 0x9e3779b97f4a7c15ULL + seed);
+    const std::uint64_t h = splitmix64(i * 0x9e3779b97f4a7c15ULL + seed);
     // 24 random bits -> [-1, 1) in steps of 2^-23, then nudged off zero.
     float v = static_cast<float>(h >> 40) * (2.0f / 16777216.0f) - 1.0f;
     if (v == 0.0f) v = 0.5f;

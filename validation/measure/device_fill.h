@@ -11,6 +11,17 @@
 
 namespace tilesim::measure {
 
+#ifdef __CUDACC__
+// splitmix64's finaliser: the device fills' hash of (index, seed).
+__device__ inline std::uint64_t splitmix64(std::uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+#endif
+
 // Fills `count` bf16 values with a hash of (index, seed), uniform in [-1, 1) and never exactly 0.
 void fill_random_bf16(void* data, std::size_t count, std::uint64_t seed, cudaStream_t stream);
 

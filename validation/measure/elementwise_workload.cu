@@ -1,7 +1,9 @@
 // The element-wise kernel of kernels/elementwise/ as a measured workload, built from a kernel spec.
 #include "kernels/elementwise/elementwise.h"
+#include "kernels/elementwise/elementwise_check_reference.h"
 #include "models/kernel_spec.h"
 #include "validation/measure/device_buffer.h"
+#include "validation/measure/device_fill.h"
 #include "validation/measure/measure_error.h"
 #include "validation/measure/workload.h"
 
@@ -20,19 +22,11 @@ constexpr int kCheckSamples = 64;
 constexpr int kFillThreads = 256;
 constexpr int kFillBlocks = 4096;
 
-__device__ std::uint64_t mix64(std::uint64_t x) { // splitmix64 finaliser
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 // Uniform in [-4, 4), never exactly 0 (zeros hide indexing errors), rounded to T.
 template <typename T> __global__ void fill_random_kernel(T* data, std::size_t count, std::uint64_t seed) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    float v = static_cast<float>(mix64(i * 0x9e3779b97f4a7c15ULL + seed) >> 40) * (8.0f / 16777216.0f) - 4.0f;
+    float v = static_cast<float>(splitmix64(i * 0x9e3779b97f4a7c15ULL + seed) >> 40) * (8.0f / 16777216.0f) - 4.0f;
     if (v == 0.0f) v = 0.5f;
     data[i] = static_cast<T>(v);
   }
@@ -59,16 +53,6 @@ double read_element(Dtype d, const void* base, std::int64_t i) {
   float f;
   std::memcpy(&f, &u, 4);
   return f;
-}
-
-double reference(ElementwiseOp op, double a, double b) {
-  switch (op) {
-  case ElementwiseOp::add: return a + b;
-  case ElementwiseOp::mul: return a * b;
-  case ElementwiseOp::relu: return a > 0 ? a : 0.0;
-  case ElementwiseOp::gelu: return 0.5 * a * (1.0 + std::tanh(0.7978845608028654 * (a + 0.044715 * a * a * a)));
-  }
-  return 0;
 }
 
 class ElementwiseWorkload final : public MeasuredWorkload {
@@ -135,7 +119,7 @@ public:
       const std::int64_t i = s < 8 ? std::max<std::int64_t>(0, n - 1 - s) : static_cast<std::int64_t>(rng() % n);
       const double a = read_element(d, x_.get(), i);
       const double b = y_.get() ? read_element(d, y_.get(), i) : 0.0;
-      const double want = reference(spec_.elementwise.op, a, b);
+      const double want = kernels::elementwise_reference(spec_.elementwise.op, a, b);
       const double got = read_element(d, out_.get(), i);
       // The output's rounding, plus tanh.approx.f32's 2^-11 for GELU (kernels/common/activations.cuh).
       const double tolerance = unit * std::fabs(want) + (spec_.elementwise.op == ElementwiseOp::gelu ? 2e-3 * (std::fabs(want) + 0.1) : 1e-30);

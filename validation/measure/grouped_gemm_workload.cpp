@@ -1,4 +1,5 @@
 // The grouped GEMM of kernels/ as a measured workload, built from a kernel spec.
+#include "kernels/common/activations_check.h"
 #include "kernels/grouped_gemm/grouped_gemm.h"
 #include "models/kernel_spec.h"
 #include "models/launch_order.h"
@@ -28,8 +29,7 @@ constexpr double kCheckTolerance = 2e-2;
 double epilogue_reference(GemmEpilogue epilogue, double acc, double bias) {
   if (epilogue == GemmEpilogue::none) return acc;
   const double v = acc + bias;
-  if (epilogue == GemmEpilogue::bias_relu) return v > 0 ? v : 0.0;
-  return 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+  return epilogue == GemmEpilogue::bias_relu ? kernels::relu_reference(v) : kernels::gelu_tanh_reference(v);
 }
 
 void require(bool ok, const std::string& spec, const std::string& field, const std::string& problem) {
