@@ -19,11 +19,12 @@ int validate_command(const Args& args);
 int fusion_command(const Args& args);
 
 // Parses `args` against `options` (and `positional`, if any) into the variables the options bind.
-// Returns false after printing the options when --help was asked for.
+// Returns false after printing the options when --help was asked for. Throws SpecError for any
+// option given as ''.
 bool parse_options(const Args& args, const boost::program_options::options_description& options,
                    const boost::program_options::positional_options_description& positional = {});
 
-// An option given as '' is refused: an empty --kernel must not quietly mean the default problem.
+// Refuses an empty `value` (parse_options already refuses any option given as '').
 void require_nonempty(const char* option, const std::string& value, const std::string& fix);
 
 // The shipped default problem (models/kernels/default.json).

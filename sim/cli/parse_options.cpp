@@ -4,7 +4,9 @@
 
 #include <boost/program_options.hpp>
 
+#include <algorithm>
 #include <iostream>
+#include <vector>
 
 namespace tilesim::cli {
 
@@ -16,6 +18,15 @@ bool parse_options(const Args& args, const boost::program_options::options_descr
   if (vm.count("help")) {
     std::cout << options;
     return false;
+  }
+  // No option of tilesim means anything as '': an empty --out, --order or --kernel must not
+  // quietly mean "not given" (no output, the spec's order, the default problem).
+  for (const auto& [name, value] : vm) {
+    if (value.defaulted()) continue;
+    const auto* text = boost::any_cast<std::string>(&value.value());
+    const auto* list = boost::any_cast<std::vector<std::string>>(&value.value());
+    if ((text && text->empty()) || (list && std::find(list->begin(), list->end(), "") != list->end()))
+      throw SpecError("--" + name, "''", "is empty", "give a value or leave the option out");
   }
   po::notify(vm);
   return true;

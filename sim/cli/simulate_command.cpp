@@ -25,8 +25,6 @@ int simulate_command(const Args& args) {
       "out", po::value(&out_path), "write the full result (tilesim.result/1 JSON, per-tile records) here")(
       "trace-out", po::value(&trace_path), "write the per-SM timeline here (Chrome trace-event JSON for Perfetto)");
   if (!parse_options(args, options)) return 0;
-  require_nonempty("--kernel", kernel_path, "give a kernel spec path");
-  require_nonempty("--gpu", gpu_name, "give h100, h200, a100, b200 or a profile path");
   if (!out_path.empty()) check_output_path(out_path, "--out");
   if (!trace_path.empty()) check_output_path(trace_path, "--trace-out");
 

@@ -134,8 +134,6 @@ int whatif_command(const Args& args) {
       "orders", po::value(&orders_text), "launch orders to compare: all (the default), or a comma list")(
       "threads", po::value(&threads), "simulations run in parallel (default: the machine's cores)");
   if (!parse_options(args, options)) return 0;
-  require_nonempty("--kernel", kernel_path, "give a spec path, or leave --kernel out for the default problem");
-  require_nonempty("--gpu", gpu_name, "give h100, h200, a100, b200 or a profile path");
 
   const KernelSpec spec = load_kernel_spec(kernel_path);
   if (!gpu_list.empty()) return compare_gpus(gpu_list, spec, orders_text, std::max(1u, threads));

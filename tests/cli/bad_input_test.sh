@@ -52,6 +52,8 @@ expect "FIFO as --gpu" "is not a regular file" simulate --gpu "$work/fifo.json" 
 expect "folder as --kernel" "is a folder" simulate --kernel "$work/folder.json"
 expect "whatif --kernel ''" "--kernel: '': is empty" whatif --kernel ''
 expect "simulate --gpu ''" "--gpu: '': is empty" simulate --gpu '' --kernel "$work/spec.json"
+expect "simulate --out ''" "--out: '': is empty" simulate --kernel "$work/spec.json" --out ''
+expect "simulate --order ''" "--order: '': is empty" simulate --kernel "$work/spec.json" --order ''
 expect "misspelt key" 'persistant: is not a known key; did you mean "persistent"?' simulate --kernel "$work/misspelt.json"
 expect "duplicate key" "stages: appears twice" simulate --kernel "$work/duplicate.json"
 expect "tile count past int" "tile.m: makes 4295032832 output tiles" simulate --kernel "$work/overflow.json"
