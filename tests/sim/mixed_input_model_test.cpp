@@ -1,6 +1,8 @@
 // The mixed-input kernel model (sim/src/mixed_input_model.cpp) on the H100 profile: numbers
 // worked out by hand from the profile's measured conversion rates (31.15 prmt, 15.80 cvt bf16
-// values per SM cycle), its 128 fp32 lanes and 4 schedulers, and the kernel's shapes.
+// values per SM cycle), its 4096 bf16 FLOP per SM cycle, 128 fp32 lanes and 4 schedulers, and the
+// kernel's shapes. A K step of the 16 x 64 x 128 tile is 2 x 16 x 64 x 128 / 4096 = 64 MMA cycles,
+// which the conversion adds to (a consumer converts, then issues its wgmma).
 #include "models/gpu_profile.h"
 #include "models/kernel_spec.h"
 #include "models/spec_error.h"
@@ -31,9 +33,10 @@ TEST_CASE("bf16 x int8 on a Hopper runs the mixed-input model", "[mixed_input]")
 
 TEST_CASE("conversion, epilogue and shared memory of a 16 x 64 x 128 decode tile", "[mixed_input]") {
   const GpuProfile h100 = load_gpu_profile("h100");
-  SECTION("prmt: 64 x 128 values per K step at 31.15 per cycle") {
+  SECTION("prmt: 64 x 128 values per K step at 31.15 per cycle, then the MMA") {
     const auto m = make_kernel_model(decode("int8", 0, "prmt"), h100);
-    CHECK(m->element_cycles_per_k_step() == Approx(8192.0 / 31.15));
+    CHECK(m->mma_cycles_per_k_step() == Approx(64.0));
+    CHECK(m->element_cycles_per_k_step() == Approx(8192.0 / 31.15 + 64.0));
     // 9 instructions per output element, 16 x 64 elements, 4 x 32 issue slots per cycle
     CHECK(m->epilogue_cycles() == Approx(72.0));
     // 12 x (16 x 128 x 2 + 64 x 128) + 1024 barriers + 3 x 8 x 128 x 4 split-K sums
@@ -41,11 +44,12 @@ TEST_CASE("conversion, epilogue and shared memory of a 16 x 64 x 128 decode tile
     CHECK(m->resources().threads == 640);
   }
   SECTION("cvt: the same values at 15.80 per cycle") {
-    CHECK(make_kernel_model(decode("int8", 0, "cvt"), h100)->element_cycles_per_k_step() == Approx(8192.0 / 15.80));
+    CHECK(make_kernel_model(decode("int8", 0, "cvt"), h100)->element_cycles_per_k_step() ==
+          Approx(8192.0 / 15.80 + 64.0));
   }
   SECTION("group scales: one bf16x2 multiply per two values on 128 lanes, 32 cycles more") {
     CHECK(make_kernel_model(decode("int8", 128, "prmt"), h100)->element_cycles_per_k_step() ==
-          Approx(8192.0 / 31.15 + 32.0));
+          Approx(8192.0 / 31.15 + 32.0 + 64.0));
   }
 }
 
