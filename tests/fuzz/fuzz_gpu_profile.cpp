@@ -2,7 +2,7 @@
 // to bad input; anything else, or an accepted profile the simulator could not run with, is a finding.
 #include "models/gpu_profile.h"
 #include "models/json_input.h"
-#include "models/spec_error.h"
+#include "tests/fuzz/accepted.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -10,12 +10,10 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  tilesim::GpuProfile p;
-  try {
-    p = tilesim::parse_gpu_profile(tilesim::parse_json_text(text, "fuzz.json", "GPU profile"), "fuzz.json");
-  } catch (const tilesim::SpecError&) {
-    return 0;
-  }
+  const auto profile = tilesim::fuzz::accepted(
+      [&] { return tilesim::parse_gpu_profile(tilesim::parse_json_text(text, "fuzz.json", "GPU profile"), "fuzz.json"); });
+  if (!profile) return 0;
+  const tilesim::GpuProfile& p = *profile;
   const double dram = p.dram_bytes_per_cycle();
   if (!(dram > 0) || !std::isfinite(dram) || p.sm.count < 1 || !(p.sm.clock_mhz > 0)) std::abort();
   // The L2 geometry the simulator builds: at least one set per partition, whole sectors per line.

@@ -6,8 +6,8 @@
 // 1-SM cluster launch reported 0 ms and infinite TFLOP/s.
 #include "models/gpu_profile.h"
 #include "models/json_input.h"
-#include "models/spec_error.h"
 #include "sim/gpu_simulator.h"
+#include "tests/fuzz/accepted.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -34,24 +34,19 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, size_t size) {
                                              small_gpu(5), small_gpu(6), small_gpu(7), small_gpu(8)};
   const tilesim::GpuProfile& gpu = gpus[data[0] % 8];
   const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
-  tilesim::KernelSpec spec;
-  try {
-    spec = tilesim::parse_kernel_spec(tilesim::parse_json_text(text, "fuzz.json", "kernel spec"), "fuzz.json");
-  } catch (const tilesim::SpecError&) {
-    return 0;
-  }
+  const auto parsed = tilesim::fuzz::accepted(
+      [&] { return tilesim::parse_kernel_spec(tilesim::parse_json_text(text, "fuzz.json", "kernel spec"), "fuzz.json"); });
+  if (!parsed) return 0;
+  const tilesim::KernelSpec& spec = *parsed;
   if (spec.kind == tilesim::KernelKind::elementwise) {
     if (spec.elementwise.elements > (1 << 22)) return 0;
   } else {
     const long long tiles = static_cast<long long>(spec.tile_row_offsets().back()) * spec.tile_cols();
     if (tiles > 256 || (spec.k + spec.tile.k - 1) / spec.tile.k > 64) return 0;
   }
-  tilesim::KernelResult r;
-  try {
-    r = tilesim::simulate(gpu, spec, {.record_tiles = true, .progress = {}});
-  } catch (const tilesim::SpecError&) {
-    return 0;
-  }
+  const auto result = tilesim::fuzz::accepted([&] { return tilesim::simulate(gpu, spec, {.record_tiles = true, .progress = {}}); });
+  if (!result) return 0;
+  const tilesim::KernelResult& r = *result;
   if (!(r.time_ms > 0) || !std::isfinite(r.time_ms) || !std::isfinite(r.tflops) || !(r.tflops > 0)) std::abort();
   if (r.l2_hit_rate < 0 || r.l2_hit_rate > 1 || r.dram_read_bytes < 0) std::abort();
   if (spec.kind != tilesim::KernelKind::elementwise &&

@@ -3,6 +3,8 @@
 #include "models/gpu_profile.h"
 #include "models/spec_error.h"
 
+#include "tests/spec_error_text.h"
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -19,12 +21,7 @@ json h100_json() {
 }
 
 std::string error_of(const json& j) {
-  try {
-    parse_gpu_profile(j, "gpu.json");
-  } catch (const SpecError& e) {
-    return e.what();
-  }
-  return "no error";
+  return testing::spec_error_of([&] { parse_gpu_profile(j, "gpu.json"); });
 }
 
 } // namespace

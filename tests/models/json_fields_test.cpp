@@ -1,5 +1,7 @@
 #include "models/json_fields.h"
 
+#include "tests/spec_error_text.h"
+
 #include <catch2/catch.hpp>
 
 using namespace tilesim;
@@ -10,21 +12,12 @@ namespace {
 constexpr std::string_view kKeys[] = {"persistent", "stages", "warps", "cluster"};
 
 std::string unknown_key_error(const json& j) {
-  try {
-    JsonFields(j, "spec.json").refuse_unknown_keys(kKeys);
-  } catch (const SpecError& e) {
-    return e.what();
-  }
-  return "no error";
+  return testing::spec_error_of([&] { JsonFields(j, "spec.json").refuse_unknown_keys(kKeys); });
 }
 
 std::string integer_error(const json& value, long long min, long long max) {
-  try {
-    JsonFields(json{{"v", value}}, "f.json").integer("v", min, max);
-  } catch (const SpecError& e) {
-    return e.what();
-  }
-  return "no error";
+  const json object{{"v", value}};
+  return testing::spec_error_of([&] { JsonFields(object, "f.json").integer("v", min, max); });
 }
 
 } // namespace

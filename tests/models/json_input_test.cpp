@@ -1,6 +1,8 @@
 #include "models/json_input.h"
 #include "models/spec_error.h"
 
+#include "tests/spec_error_text.h"
+
 #include <catch2/catch.hpp>
 
 #include <sys/stat.h>
@@ -14,21 +16,11 @@ using namespace tilesim;
 namespace {
 
 std::string error_of(const std::string& text) {
-  try {
-    parse_json_text(text, "in.json", "kernel spec");
-  } catch (const SpecError& e) {
-    return e.what();
-  }
-  return "no error";
+  return testing::spec_error_of([&] { parse_json_text(text, "in.json", "kernel spec"); });
 }
 
 std::string file_error_of(const std::string& path) {
-  try {
-    read_json_file(path, "kernel spec");
-  } catch (const SpecError& e) {
-    return e.what();
-  }
-  return "no error";
+  return testing::spec_error_of([&] { read_json_file(path, "kernel spec"); });
 }
 
 // A bad-input message: one line, naming the file, free of the JSON library's own wording.

@@ -4,6 +4,8 @@
 #include "models/kernel_spec.h"
 #include "models/spec_error.h"
 
+#include "tests/spec_error_text.h"
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -29,12 +31,7 @@ json grouped() {
 }
 
 std::string error_of(const json& j) {
-  try {
-    parse_kernel_spec(j, "spec.json");
-  } catch (const SpecError& e) {
-    return e.what();
-  }
-  return "no error";
+  return testing::spec_error_of([&] { parse_kernel_spec(j, "spec.json"); });
 }
 
 } // namespace

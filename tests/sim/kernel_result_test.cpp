@@ -7,6 +7,8 @@
 #include "models/spec_error.h"
 #include "sim/gpu_simulator.h"
 
+#include "tests/spec_error_text.h"
+
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -30,12 +32,7 @@ json simulated() {
 }
 
 std::string error_of(const json& j) {
-  try {
-    kernel_result_from_json(j, "r.json");
-  } catch (const SpecError& e) {
-    return e.what();
-  }
-  return "no error";
+  return testing::spec_error_of([&] { kernel_result_from_json(j, "r.json"); });
 }
 
 } // namespace

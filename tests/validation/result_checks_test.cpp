@@ -4,6 +4,8 @@
 
 #include "models/spec_error.h"
 
+#include "tests/spec_error_text.h"
+
 #include <catch2/catch.hpp>
 
 using namespace tilesim;
@@ -28,12 +30,7 @@ KernelResult result(const char* source, const char* gpu, double time_ms) {
 }
 
 std::string comparison_error(const KernelResult& p, const KernelResult& m) {
-  try {
-    check_comparable(p, "p.json", m, "m.json", load_gpu_profile("h100"));
-  } catch (const SpecError& e) {
-    return e.what();
-  }
-  return "no error";
+  return testing::spec_error_of([&] { check_comparable(p, "p.json", m, "m.json", load_gpu_profile("h100")); });
 }
 
 } // namespace
