@@ -124,7 +124,11 @@ bool MainWindow::open_file(const QString &path) {
 
 void MainWindow::show_error(const QString &message) {
   last_error_ = message;
-  error_->setText(message);
+  // The last few, newest first: opening several files can fail on more than one.
+  QStringList lines = error_->text().split('\n', Qt::SkipEmptyParts);
+  lines.prepend(message);
+  while (lines.size() > 3) lines.removeLast();
+  error_->setText(lines.join('\n'));
   error_->show();
 }
 

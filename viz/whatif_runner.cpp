@@ -19,7 +19,7 @@ void WhatIfRunner::post(std::function<void()> f) {
   QMetaObject::invokeMethod(this, std::move(f), Qt::QueuedConnection);
 }
 
-bool WhatIfRunner::start(GpuProfile gpu, KernelSpec spec, std::vector<LaunchOrder> orders, QString spec_path) {
+bool WhatIfRunner::start(GpuProfile gpu, KernelSpec spec, std::vector<LaunchOrder> orders, const QString &spec_path) {
   if (running_) return false;
   if (worker_.joinable()) worker_.join();
   running_ = true;

@@ -24,7 +24,7 @@ public:
 
   // Starts simulating `spec` in each of `orders`; false (and nothing started) while a run is going.
   // `spec_path` names the spec in error messages.
-  bool start(GpuProfile gpu, KernelSpec spec, std::vector<LaunchOrder> orders, QString spec_path);
+  bool start(GpuProfile gpu, KernelSpec spec, std::vector<LaunchOrder> orders, const QString &spec_path);
   void cancel();
   bool running() const { return running_; }
 

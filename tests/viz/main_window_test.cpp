@@ -30,6 +30,14 @@ TEST_CASE("open: bad files leave one line naming the file, the field and the fix
   CHECK(w.document_count() == 0);
 }
 
+TEST_CASE("open: a good file after a bad one opens, the error stays in view", "[viz][open]") {
+  MainWindow w;
+  CHECK_FALSE(w.open_file(data("truncated.json")));
+  CHECK(w.open_file(data("small_simulated.json")));
+  CHECK(w.document_count() == 1);
+  CHECK(w.last_error().startsWith(data("truncated.json")));
+}
+
 TEST_CASE("open: a result with no tiles shows its totals and says why there is no grid", "[viz][open]") {
   MainWindow w;
   REQUIRE(w.open_file(data("no_tiles.json")));
