@@ -128,7 +128,11 @@ private:
   MemoryTotals totals_;
   std::vector<LineRequest> lines_;      // scratch
   std::vector<LineRequest> looked_up_;  // scratch: the lines of a box the tags served, for the coalescer
-  std::vector<LookupOutcome> fills_;    // scratch: the box's lookups that fetch sectors
+  struct Fill {
+    SectoredCache* partition;
+    LineAddress line;
+  };
+  std::vector<Fill> fills_; // scratch: the box's lookups that fetch sectors
 };
 
 } // namespace tilesim

@@ -29,7 +29,8 @@ class RequestCoalescer {
 public:
   // merges_per_request 0: no limit.
   RequestCoalescer(int lines, int ways, int merges_per_request)
-      : merges_per_request_(merges_per_request > 0 ? merges_per_request : 1 << 30), ways_(ways > 0 ? ways : 1),
+      : merges_per_request_(merges_per_request > 0 && merges_per_request < kUnlimited ? merges_per_request : kUnlimited),
+        ways_(ways > 0 ? ways : 1),
         sets_(static_cast<std::uint64_t>(lines / ways_)),
         entries_(static_cast<std::size_t>(sets_ * static_cast<std::uint64_t>(ways_))),
         oldest_(static_cast<std::size_t>(sets_), 0) {}
@@ -40,10 +41,11 @@ public:
   // negative value when no request for them is held or the one held is full.
   Cycle merge(LineAddress line, SectorMask sectors) {
     Entry* set = &entries_[first_of(line)];
+    const auto tag = static_cast<std::uint32_t>(line);
     for (int w = 0; w < ways_; ++w)
-      if (set[w].line == line && (set[w].sectors & sectors) == sectors) {
+      if (set[w].line == tag && (set[w].sectors & sectors) == sectors) {
         if (set[w].merges >= merges_per_request_) return -1;
-        ++set[w].merges;
+        if (set[w].merges < kUnlimited - 1) ++set[w].merges;
         return set[w].ready;
       }
     return -1;
@@ -55,26 +57,30 @@ public:
   void insert(LineAddress line, SectorMask sectors, Cycle ready) {
     const std::size_t first = first_of(line);
     Entry* set = &entries_[first];
+    const auto tag = static_cast<std::uint32_t>(line);
     for (int w = 0; w < ways_; ++w)
-      if (set[w].line == line) {
+      if (set[w].line == tag) {
         if (set[w].merges >= merges_per_request_)
-          set[w] = {line, sectors, ready, 0};
+          set[w] = {ready, tag, 0, sectors};
         else
           set[w].sectors |= sectors;
         return;
       }
     // Entries are only ever added, so the oldest of a set is the next in turn.
     std::uint8_t& oldest = oldest_[first / static_cast<std::size_t>(ways_)];
-    set[oldest] = {line, sectors, ready};
+    set[oldest] = {ready, tag, 0, sectors};
     oldest = static_cast<std::uint8_t>((oldest + 1) % ways_);
   }
 
 private:
+  // 16 bytes, so a set of 4 is one host cache line. Lines keep their low 32 bits, as the L2's tags
+  // do (sim/sectored_cache.h); merges count up to the limit, which is held below 2^16.
+  static constexpr int kUnlimited = 0xFFFF;
   struct Entry {
-    LineAddress line = ~LineAddress{0};
-    SectorMask sectors = 0;
     Cycle ready = 0;
-    int merges = 0;
+    std::uint32_t line = ~std::uint32_t{0};
+    std::uint16_t merges = 0;
+    SectorMask sectors = 0;
   };
   std::size_t first_of(LineAddress line) const {
     const std::uint64_t h = (line * 0xC2B2AE3D27D4EB4Full) >> 32;

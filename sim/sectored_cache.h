@@ -24,9 +24,8 @@ struct CacheGeometry {
 struct LookupOutcome {
   SectorMask missed = 0; // the sectors of this access that were not present
   int hit_sectors = 0;
-  int miss_sectors = 0; // sectors the cache had to fetch
+  int miss_sectors = 0; // sectors the cache had to fetch; their fill time is set_fill_ready's to record
   std::uint32_t hit_ready = 0; // when the hit sectors' fill lands (0: long since)
-  std::uint32_t* fill_ready = nullptr; // where the caller records when this access's fill lands
 };
 
 class SectoredCache {
@@ -35,12 +34,9 @@ public:
 
   // Looks the sectors up, allocating the line (LRU victim) and its missing sectors.
   LookupOutcome read(LineAddress line, SectorMask sectors);
-  // Records that the fill of `outcome`'s missing sectors lands at `cycle`.
-  static void set_fill_ready(const LookupOutcome& outcome, Cycle cycle) {
-    // Rounded up, so a hit never sees data early; held at the largest stamp past 2^32 cycles.
-    const auto c = static_cast<std::uint32_t>(std::min(cycle + 1.0, 4294967295.0));
-    if (outcome.fill_ready != nullptr && c > *outcome.fill_ready) *outcome.fill_ready = c;
-  }
+  // Records that the fill of `line`'s sectors fetched by its last read lands at `cycle`; the
+  // line's fill time never moves back. Nothing happens when the line has been evicted since.
+  void set_fill_ready(LineAddress line, Cycle cycle);
 
   // Which set a line maps to. The hardware's hash is undocumented; a multiplicative hash spreads
   // lines evenly so that strided tiles see no artificial conflicts (reduced to the set count by a
@@ -52,32 +48,44 @@ public:
   std::int64_t sets() const { return sets_; }
   int ways() const { return ways_; }
   bool contains(LineAddress line, SectorMask sectors) const;
-  // Starts bringing a line's set into the host's caches; a box's lookups prefetch all their sets
-  // first so that the host's memory latency overlaps (the model's state is tens of MB).
+  // Starts bringing a line's set into the host's caches; a box's lookups prefetch their sets a
+  // few lines ahead so that the host's memory latency overlaps (the model's state is megabytes).
   void prefetch(LineAddress line) const {
-    const char* set = reinterpret_cast<const char*>(&words_[static_cast<std::size_t>(set_of(line)) * words_per_set_]);
-    for (std::size_t offset = 0; offset < words_per_set_ * sizeof(std::uint32_t); offset += 64)
-      __builtin_prefetch(set + offset);
+    const Set& set = sets_data_[static_cast<std::size_t>(set_of(line))];
+    __builtin_prefetch(set.tags, 1);
+    __builtin_prefetch(set.state, 1);
+  }
+
+  // Cycles a fill time can reach: later ones are held there (a hit then no longer waits for them).
+  static constexpr std::uint32_t kLatestFill = (1u << 28) - 1;
+  // Sectors in a mask of at most 4 bits (the portable x86-64 baseline has no popcount instruction).
+  static int sectors_in(SectorMask m) {
+    constexpr std::uint8_t kCount[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
+    return kCount[m & 0xF];
   }
 
 private:
   // Tags keep the low 32 bits of the line address: lines 2^32 apart (512 GiB) never meet in one
-  // kernel, and a set's 16 tags then fill one host cache line, which the lookup scans.
-  using Tag = std::uint32_t;
-  static constexpr Tag kEmpty = 0xFFFFFFFFu;
+  // kernel. A set is two host cache lines, so a lookup touches two adjacent lines and nothing
+  // else: the tags, most recently used first (LRU order is the order of the array: a hit moves its
+  // line to the front, a miss pushes the last one out), and beside each its state, the valid
+  // sectors (low 4 bits) and the cycle its last fill lands (high 28 bits; 0: long since; 2^28
+  // cycles is over 130 ms of kernel time at 2 GHz).
+  static constexpr int kSlots = 16;
+  static constexpr std::uint32_t kEmpty = 0xFFFFFFFFu;
+  static constexpr int kFillShift = 4;
+  struct alignas(64) Set {
+    std::uint32_t tags[kSlots];
+    std::uint32_t state[kSlots];
+  };
+  // The slot holding `tag`, or kSlots.
+  static int find(const Set& set, std::uint32_t tag);
+  // Moves slot `from` to the front, the slots before it one back.
+  __attribute__((always_inline)) static void move_to_front(Set& set, int from);
 
   std::int64_t sets_;
   int ways_;
-  std::size_t words_per_set_;
-  // One set is one contiguous block, so a lookup touches a few adjacent host cache lines:
-  // [tags: ways][last-use stamps: ways][access counter][fill-ready cycles: ways][valid masks: ways bytes].
-  // Stamps count the set's own accesses, so 32 bits last for 4 billion lookups of one set; fill
-  // cycles last 4 billion cycles, over 2 s of kernel time.
-  std::vector<std::uint32_t> words_;
-  SectorMask* valid_of(std::size_t set) { return reinterpret_cast<SectorMask*>(&words_[set * words_per_set_ + 3 * ways_ + 1]); }
-  const SectorMask* valid_of(std::size_t set) const {
-    return reinterpret_cast<const SectorMask*>(&words_[set * words_per_set_ + 3 * ways_ + 1]);
-  }
+  std::vector<Set> sets_data_;
 };
 
 } // namespace tilesim

@@ -4,14 +4,6 @@
 #include <bit>
 
 namespace tilesim {
-namespace {
-
-// The set of a line a few places ahead is prefetched into the host's caches while the current
-// one is looked up: the lookups are independent, their host memory latency need not add up.
-constexpr std::size_t kPrefetchDistance = 16;
-
-} // namespace
-
 MemorySystem::MemorySystem(const GpuProfile& gpu)
     : partition_of_sm_(gpu.l2.sm_partition),
       l2_bandwidth_(gpu.l2.bandwidth_bytes_per_s / (gpu.sm.clock_mhz * 1e6)),
@@ -59,25 +51,25 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, RequestCoalesce
   // A hit on a pending line lands when the fill does, plus the trip over the fabric for one
   // homed across (microbench/l2_pending_hit.json: 128 ns behind the leader, a follower of the other
   // partition lands 64 ns after it, one of the leader's partition 16 ns after it).
-  const auto note = [&](const LookupOutcome& o, Cycle extra) {
+  const auto note = [&](SectoredCache& cache, LineAddress line, const LookupOutcome& o, Cycle extra) {
     if (o.hit_sectors > 0 && o.hit_ready > 0) out.hit_ready = std::max(out.hit_ready, o.hit_ready + extra);
-    if (o.miss_sectors > 0) fills_.push_back(o);
+    if (o.miss_sectors > 0) fills_.push_back({&cache, line});
   };
-  // A line homed across may be looked up there too: its set is prefetched on both sides.
-  const auto prefetch = [&](LineAddress line) {
-    near.prefetch(line);
-    const int home = home_of(line);
-    if (home != partition) partitions_[home].prefetch(line);
-  };
-  const int line_sectors = std::popcount(static_cast<unsigned>(full_line_));
-  for (std::size_t i = 0; i < std::min(kPrefetchDistance, lines_.size()); ++i) prefetch(lines_[i].line);
+  const int line_sectors = SectoredCache::sectors_in(full_line_);
+  // Every line's set starts on its way into the host's caches before the first lookup, at the
+  // SM's partition and, for a line homed across, at its home: the lookups are independent, so their
+  // host memory latencies overlap (a box is a few hundred lines; their sets fit in the host's L2).
+  for (const LineRequest& req : lines_) {
+    near.prefetch(req.line);
+    const int home = home_of(req.line);
+    if (home != partition) partitions_[home].prefetch(req.line);
+  }
   for (std::size_t i = 0; i < lines_.size(); ++i) {
-    if (i + kPrefetchDistance < lines_.size()) prefetch(lines_[i + kPrefetchDistance].line);
     const LineRequest& req = lines_[i];
     if (coalescer.enabled()) {
       const Cycle ready = coalescer.merge(req.line, req.sectors);
       if (ready >= 0) {
-        const int sectors = std::popcount(static_cast<unsigned>(req.sectors));
+        const int sectors = SectoredCache::sectors_in(req.sectors);
         out.l2_sectors += sectors;
         out.coalesced_sectors += sectors;
         out.coalesced_ready = std::max(out.coalesced_ready, ready);
@@ -86,7 +78,7 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, RequestCoalesce
       looked_up_.push_back(req);
     }
     const LookupOutcome o = near.read(req.line, req.sectors);
-    note(o, 0);
+    note(near, req.line, o, 0);
     totals_.sm_read_sectors += o.hit_sectors + o.miss_sectors;
     totals_.near_read_hit_sectors += o.hit_sectors;
     out.l2_sectors += o.hit_sectors;
@@ -97,7 +89,7 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, RequestCoalesce
       out.dram_sectors += o.miss_sectors;
       if (promote) {
         const LookupOutcome b = near.read(buddy, full_line_);
-        if (b.miss_sectors > 0) fills_.push_back(b);
+        if (b.miss_sectors > 0) fills_.push_back({&near, buddy});
         totals_.sm_read_sectors += line_sectors;
         totals_.near_read_hit_sectors += b.hit_sectors;
         out.promoted_dram_sectors += b.miss_sectors;
@@ -106,7 +98,7 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, RequestCoalesce
     }
     SectoredCache& home_partition = partitions_[home];
     const LookupOutcome far = home_partition.read(req.line, o.missed);
-    note(far, far_latency_ - near_latency_);
+    note(home_partition, req.line, far, far_latency_ - near_latency_);
     totals_.fabric_read_sectors += o.miss_sectors;
     totals_.far_read_hit_sectors += far.hit_sectors;
     out.l2_sectors += far.hit_sectors;
@@ -114,7 +106,7 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, RequestCoalesce
     out.dram_sectors += far.miss_sectors;
     if (promote && far.miss_sectors > 0) {
       const LookupOutcome b = home_partition.read(buddy, full_line_);
-      if (b.miss_sectors > 0) fills_.push_back(b);
+      if (b.miss_sectors > 0) fills_.push_back({&home_partition, buddy});
       totals_.fabric_promotion_sectors += line_sectors;
       totals_.fabric_promotion_hit_sectors += b.hit_sectors;
       out.promoted_dram_sectors += b.miss_sectors;
@@ -153,7 +145,7 @@ Cycle MemorySystem::read_box(Cycle issue, int sm, const Box& box, SectorCount& o
   if (looked_up_bytes > 0)
     done = std::max(done, l2_bandwidth_.serve(issue, looked_up_bytes) + (o.far_sectors > 0 ? far_latency_ : near_latency_));
   if (dram_bytes > 0) done = std::max(done, dram_.serve(issue, dram_bytes) + dram_latency_);
-  for (const LookupOutcome& fill : fills_) SectoredCache::set_fill_ready(fill, done);
+  for (const Fill& fill : fills_) fill.partition->set_fill_ready(fill.line, done);
   if (coalescer.enabled())
     for (const LineRequest& req : looked_up_) coalescer.insert(req.line, req.sectors, done);
   return done;

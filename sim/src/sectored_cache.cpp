@@ -1,92 +1,112 @@
 #include "sim/sectored_cache.h"
 
-#include <array>
-#include <bit>
-
-#include <algorithm>
 #include <stdexcept>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace tilesim {
 namespace {
 
-// Sector masks are 8 bits; a table beats sectors_in where the target lacks a popcount
-// instruction (the portable x86-64 baseline calls libgcc for it).
-constexpr auto kPopcount = [] {
-  std::array<std::uint8_t, 256> t{};
-  for (int i = 0; i < 256; ++i) t[i] = static_cast<std::uint8_t>((i & 1) + (i >> 1 & 1) + (i >> 2 & 1) + (i >> 3 & 1) +
-                                                                 (i >> 4 & 1) + (i >> 5 & 1) + (i >> 6 & 1) + (i >> 7 & 1));
-  return t;
-}();
-
-int sectors_in(SectorMask m) { return kPopcount[m]; }
-
-// Bit w set where tags[w] == tag; branch-free, as a hit's way is unpredictable.
-std::uint64_t match_ways(const std::uint32_t* tags, std::uint32_t tag, int ways) {
-  std::uint64_t match = 0;
-  for (int w = 0; w < ways; ++w) match |= static_cast<std::uint64_t>(tags[w] == tag) << w;
-  return match;
-}
+constexpr std::uint32_t kValidBits = 0xF;
 
 } // namespace
 
 SectoredCache::SectoredCache(const CacheGeometry& g)
-    : sets_(g.size_bytes / (static_cast<std::int64_t>(g.line_bytes) * g.ways)), ways_(g.ways),
-      words_per_set_(3 * static_cast<std::size_t>(g.ways) + 1 + (static_cast<std::size_t>(g.ways) + 3) / 4) {
-  if (sets_ < 1 || sets_ >= (std::int64_t{1} << 32) || g.line_bytes / g.sector_bytes > 8 || ways_ > 64)
-    throw std::invalid_argument("cache geometry: need 1..2^32 sets, at most 64 ways and 8 sectors per line");
-  words_.assign(static_cast<std::size_t>(sets_) * words_per_set_, 0);
-  for (std::int64_t set = 0; set < sets_; ++set)
-    std::fill_n(&words_[set * words_per_set_], ways_, kEmpty);
+    : sets_(g.size_bytes / (static_cast<std::int64_t>(g.line_bytes) * g.ways)), ways_(g.ways) {
+  if (sets_ < 1 || sets_ >= (std::int64_t{1} << 32) || g.line_bytes / g.sector_bytes > 4 || ways_ < 1 || ways_ > kSlots)
+    throw std::invalid_argument("cache geometry: need 1..2^32 sets, 1..16 ways and at most 4 sectors per line");
+  Set empty{};
+  std::fill(std::begin(empty.tags), std::end(empty.tags), kEmpty);
+  sets_data_.assign(static_cast<std::size_t>(sets_), empty);
+}
+
+int SectoredCache::find(const Set& set, std::uint32_t tag) {
+#if defined(__SSE2__)
+  // Four compares of four tags; the hit's slot is unpredictable, so no early exit.
+  const __m128i key = _mm_set1_epi32(static_cast<int>(tag));
+  unsigned match = 0;
+  for (int q = 0; q < kSlots / 4; ++q) {
+    const __m128i tags = _mm_load_si128(reinterpret_cast<const __m128i*>(set.tags) + q);
+    match |= static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(tags, key)))) << (4 * q);
+  }
+  return match != 0 ? __builtin_ctz(match) : kSlots;
+#else
+  for (int s = 0; s < kSlots; ++s)
+    if (set.tags[s] == tag) return s;
+  return kSlots;
+#endif
+}
+
+inline void SectoredCache::move_to_front(Set& set, int from) {
+  const std::uint32_t tag = set.tags[from], state = set.state[from];
+#if defined(__SSE2__)
+  // Branch-free: each group of four slots takes its shifted copy where its slot is at most `from`.
+  const auto shift = [from](std::uint32_t* slots) {
+    __m128i* q = reinterpret_cast<__m128i*>(slots);
+    const __m128i limit = _mm_set1_epi32(from + 1);
+    __m128i previous = _mm_setzero_si128();
+    for (int i = 0; i < kSlots / 4; ++i) {
+      const __m128i current = _mm_load_si128(q + i);
+      const __m128i shifted = _mm_or_si128(_mm_slli_si128(current, 4), _mm_srli_si128(previous, 12));
+      const __m128i moves = _mm_cmpgt_epi32(limit, _mm_setr_epi32(4 * i, 4 * i + 1, 4 * i + 2, 4 * i + 3));
+      _mm_store_si128(q + i, _mm_or_si128(_mm_and_si128(moves, shifted), _mm_andnot_si128(moves, current)));
+      previous = current;
+    }
+  };
+  shift(set.tags);
+  shift(set.state);
+#else
+  for (int s = from; s > 0; --s) {
+    set.tags[s] = set.tags[s - 1];
+    set.state[s] = set.state[s - 1];
+  }
+#endif
+  set.tags[0] = tag;
+  set.state[0] = state;
 }
 
 LookupOutcome SectoredCache::read(LineAddress line, SectorMask sectors) {
-  const std::size_t set = static_cast<std::size_t>(set_of(line));
-  Tag* tags = &words_[set * words_per_set_];
-  std::uint32_t* last_use = tags + ways_;
-  std::uint32_t& clock = last_use[ways_];
-  std::uint32_t* fill_ready = &clock + 1;
-  SectorMask* valid = valid_of(set);
-  const Tag tag = static_cast<Tag>(line);
-  ++clock;
+  Set& set = sets_data_[static_cast<std::size_t>(set_of(line))];
+  const auto tag = static_cast<std::uint32_t>(line);
   LookupOutcome out;
-  const std::uint64_t match = match_ways(tags, tag, ways_);
-  if (match != 0) {
-    const int w = std::countr_zero(match);
-    const SectorMask missing = static_cast<SectorMask>(sectors & ~valid[w]);
+  const int slot = find(set, tag);
+  if (slot < ways_) {
+    const std::uint32_t state = set.state[slot];
+    const auto missing = static_cast<SectorMask>(sectors & ~state & kValidBits);
     out.missed = missing;
     out.miss_sectors = sectors_in(missing);
     out.hit_sectors = sectors_in(sectors) - out.miss_sectors;
-    out.hit_ready = fill_ready[w];
-    if (missing != 0) out.fill_ready = &fill_ready[w];
-    valid[w] |= sectors;
-    last_use[w] = clock;
+    out.hit_ready = state >> kFillShift;
+    set.state[slot] = state | sectors;
+    move_to_front(set, slot);
     return out;
   }
-  // Miss: an empty way if there is one, else the least recently used.
-  int victim = 0;
-  for (int w = 0; w < ways_; ++w) {
-    if (tags[w] == kEmpty) {
-      victim = w;
-      break;
-    }
-    if (last_use[w] < last_use[victim]) victim = w;
-  }
+  // Miss: the last slot goes, which is an empty one while the set has any (they stay behind the
+  // used ones), else the least recently used line.
+  move_to_front(set, ways_ - 1);
+  set.tags[0] = tag;
+  set.state[0] = sectors & kValidBits;
   out.missed = sectors;
   out.miss_sectors = sectors_in(sectors);
-  tags[victim] = tag;
-  last_use[victim] = clock;
-  valid[victim] = sectors;
-  fill_ready[victim] = 0;
-  out.fill_ready = &fill_ready[victim];
   return out;
 }
 
+void SectoredCache::set_fill_ready(LineAddress line, Cycle cycle) {
+  Set& set = sets_data_[static_cast<std::size_t>(set_of(line))];
+  const int slot = find(set, static_cast<std::uint32_t>(line));
+  if (slot >= ways_) return;
+  // Rounded up, so a hit never sees data early; held at the latest cycle the state can hold.
+  const auto c = static_cast<std::uint32_t>(std::min(cycle + 1.0, static_cast<double>(kLatestFill)));
+  std::uint32_t& state = set.state[slot];
+  if (c > state >> kFillShift) state = c << kFillShift | (state & kValidBits);
+}
+
 bool SectoredCache::contains(LineAddress line, SectorMask sectors) const {
-  const std::size_t set = static_cast<std::size_t>(set_of(line));
-  for (int w = 0; w < ways_; ++w)
-    if (words_[set * words_per_set_ + w] == static_cast<Tag>(line))
-      return (valid_of(set)[w] & sectors) == sectors;
-  return false;
+  const Set& set = sets_data_[static_cast<std::size_t>(set_of(line))];
+  const int slot = find(set, static_cast<std::uint32_t>(line));
+  return slot < ways_ && (set.state[slot] & sectors) == sectors;
 }
 
 } // namespace tilesim

@@ -51,15 +51,15 @@ TEST_CASE("sectored cache: hits, sector misses, LRU eviction") {
 TEST_CASE("sectored cache: a hit reports when the fill it waits for lands") {
   SectoredCache cache({4 * 2 * 128, 128, 32, 2});
   const auto set = lines_in_one_set(cache, 3);
-  const auto miss = cache.read(set[0], 0b0011);
-  SectoredCache::set_fill_ready(miss, 500.0);
+  cache.read(set[0], 0b0011);
+  cache.set_fill_ready(set[0], 500.0);
   auto o = cache.read(set[0], 0b0001);
   CHECK(o.hit_ready == 501); // rounded up
-  CHECK(o.fill_ready == nullptr); // nothing to fetch
+  CHECK(o.miss_sectors == 0); // nothing to fetch
   // Fetching more sectors later moves the line's fill time on; it never moves back.
   o = cache.read(set[0], 0b0100);
-  SectoredCache::set_fill_ready(o, 800.0);
-  SectoredCache::set_fill_ready(o, 600.0);
+  cache.set_fill_ready(set[0], 800.0);
+  cache.set_fill_ready(set[0], 600.0);
   CHECK(cache.read(set[0], 0b0001).hit_ready == 801);
   // A line allocated anew starts with no pending fill.
   cache.read(set[1], 0b1111);

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <exception>
 #include <filesystem>
+#include <numeric>
 #include <stdexcept>
 #include <thread>
 
@@ -49,9 +50,24 @@ std::vector<ConfigurationError> validate_dataset(const GpuProfile& gpu, const st
   for (const auto& c : dataset) check_measurement(c.measured, c.file, gpu);
   std::vector<ConfigurationError> rows(dataset.size());
   std::vector<std::exception_ptr> errors(dataset.size());
+  // Longest first: a configuration looks up L2 lines in proportion to M*N*K*(1/tile_m + 1/tile_n),
+  // so the last ones to start are short and every thread stays busy to the end.
+  std::vector<double> cost(dataset.size(), 0.0);
+  for (size_t i = 0; i < dataset.size(); ++i) {
+    try {
+      const KernelSpec spec = kernel_spec_of(dataset[i].measured, dataset[i].file);
+      cost[i] = spec.tile.m > 0 && spec.tile.n > 0 ? spec.flops() * (1.0 / spec.tile.m + 1.0 / spec.tile.n) : spec.flops();
+    } catch (...) {
+      // reported by the worker that simulates it
+    }
+  }
+  std::vector<size_t> order(dataset.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cost[a] > cost[b]; });
   std::atomic<size_t> next{0};
   auto worker = [&] {
-    for (size_t i = next++; i < dataset.size(); i = next++) {
+    for (size_t n = next++; n < dataset.size(); n = next++) {
+      const size_t i = order[n];
       try {
         const KernelSpec spec = kernel_spec_of(dataset[i].measured, dataset[i].file);
         GpuProfile run_gpu = gpu;
