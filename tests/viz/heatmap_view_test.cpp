@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <QTest>
+#include <QToolTip>
 
 using namespace tilesim::viz;
 using tilesim::viz::test::data;
@@ -41,6 +42,8 @@ TEST_CASE("heatmap: hover text of a known tile, click selects it everywhere", "[
   MainWindow w;
   w.resize(1280, 800);
   REQUIRE(w.open_file(data("small_simulated.json")));
+  w.show();
+  REQUIRE(QTest::qWaitForWindowExposed(&w));
   HeatmapView *h = w.heatmap();
   const QRectF cell = h->tile_rect(0, 1, 0);
   REQUIRE(cell.width() > 4);
@@ -51,8 +54,11 @@ TEST_CASE("heatmap: hover text of a known tile, click selects it everywhere", "[
   CHECK(text.contains("A: 0 hit / 40 miss sectors; B: 20 hit / 20 miss sectors"));
   CHECK(h->hover_text(QPointF(2, 2)).isEmpty());
 
-  emit h->tileClicked(1, 0); // what a click on the tile emits
-  CHECK(w.selection_text().contains("row 1, col 0"));
+  QTest::mouseMove(h, cell.center().toPoint());
+  CHECK(QToolTip::text() == text); // the mouse brings up the same text
+  QTest::mouseClick(h, Qt::LeftButton, {}, cell.center().toPoint());
+  CHECK(w.selection_text().contains("simulated tile row 1, col 0"));
+  CHECK(w.compare()->scatter()->points().empty()); // nothing measured to select a point in
 }
 
 TEST_CASE("heatmap: metrics colour on one scale with the right range", "[viz][heatmap]") {

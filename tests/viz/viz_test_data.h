@@ -3,6 +3,15 @@
 
 #include <QString>
 
+#include <catch2/catch.hpp>
+
+// Failed checks on QStrings print the text.
+namespace Catch {
+template <> struct StringMaker<QString> {
+  static std::string convert(const QString &s) { return '"' + s.toStdString() + '"'; }
+};
+} // namespace Catch
+
 namespace tilesim::viz::test {
 
 inline QString data(const char *name) { return QString(TILESIM_SOURCE_DIR "/tests/viz/data/") + name; }
