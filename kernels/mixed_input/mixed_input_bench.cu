@@ -241,11 +241,11 @@ int main(int argc, char** argv) {
   cublasHandle_t blas;
   check_cublas(cublasCreate(&blas), "cublasCreate");
   const std::vector<Shape> shapes = {
-      {"decode_m1", {1}, 8192, 8192, {16}, {8, 12}, false},
-      {"decode_m8", {8}, 8192, 8192, {16}, {8, 12}, false},
-      {"decode_m16", {16}, 8192, 8192, {16}, {8, 12}, false},
+      {"decode_m1", {1}, 8192, 8192, {16}, {12, 16}, false},
+      {"decode_m8", {8}, 8192, 8192, {16}, {12, 16}, false},
+      {"decode_m16", {16}, 8192, 8192, {16}, {12, 16}, false},
       {"decode_m32", {32}, 8192, 8192, {32}, {8, 12}, false},
-      {"decode_m64", {64}, 8192, 8192, {32, 64}, {4, 8}, false}, // 64 tokens: at most 7 stages fit
+      {"decode_m64", {64}, 8192, 8192, {32, 64}, {8}, false},
       {"grouped_e64x16", std::vector<int>(64, 16), 2048, 7168, {16}, {8, 12}, true},
       {"prefill_3456", {3456}, 4096, 2048, {128, 256}, {4, 5}, false},
   };

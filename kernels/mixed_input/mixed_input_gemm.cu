@@ -73,7 +73,9 @@ template <class F> auto dispatch(const MixedInputProblem& p, F&& f) {
 
 int block_k(int tile_n) { return tile_n == 64 ? 128 : 64; } // TileShape::block_k
 int stage_bytes(int tile_tokens, int tile_n) { return (tile_tokens * 2 + tile_n) * block_k(tile_n); }
-int reduce_bytes(int tile_tokens, int tile_n) { return tile_n == 64 ? 3 * tile_tokens * 256 : 0; } // TileShape
+int reduce_bytes(int tile_tokens, int tile_n) { // TileShape::reduce_bytes
+  return tile_n == 64 ? (mixed_input_consumers(tile_tokens, tile_n) - 1) * tile_tokens * 256 : 0;
+}
 
 } // namespace
 
@@ -84,18 +86,19 @@ std::string mixed_input_unsupported_reason(int tile_tokens, int tile_n, int tile
     return "tile_tokens (tile m) = " + std::to_string(tile_tokens) + " is not supported; use 16, 32, 64, 128 or 256";
   if (small && tile_n != 64)
     return "tile_n = " + std::to_string(tile_n) + " with " + std::to_string(tile_tokens) +
-           "-token tiles is not supported; use 64 (four consumer warpgroups splitting K)";
+           "-token tiles is not supported; use 64 (consumer warpgroups splitting K)";
   if (large && tile_n != 128)
     return "tile_n = " + std::to_string(tile_n) + " with " + std::to_string(tile_tokens) +
            "-token tiles is not supported; use 128 (two consumer warpgroups of 64 channels)";
   if (tile_k != block_k(tile_n))
     return "tile_k = " + std::to_string(tile_k) + " with tile_n " + std::to_string(tile_n) + " is not supported; use " +
            std::to_string(block_k(tile_n));
-  // Split K (64-channel tiles): stage s always serves consumer s % 4, so that each stage's phases
-  // are one consumer's blocks in order and a parity wait can never see a lap-old phase.
-  if (tile_n == 64 && stages % 4 != 0)
-    return "stages = " + std::to_string(stages) + " is not supported for 64-channel tiles; use a multiple of 4 "
-           "(four consumers split K, one per stage in turn)";
+  // Split K (64-channel tiles): stage s always serves consumer s % consumers, so that each stage's
+  // phases are one consumer's blocks in order and a parity wait can never see a lap-old phase.
+  const int consumers = mixed_input_consumers(tile_tokens, tile_n);
+  if (tile_n == 64 && stages % consumers != 0)
+    return "stages = " + std::to_string(stages) + " is not supported for " + std::to_string(tile_tokens) +
+           "x64 tiles; use a multiple of " + std::to_string(consumers) + " (that many consumers split K, one per stage in turn)";
   const int max_stages = std::min(
       16, (kMaxSharedBytes - 1024 - reduce_bytes(tile_tokens, tile_n)) / (stage_bytes(tile_tokens, tile_n) + 16));
   if (stages < 2 || stages > max_stages)

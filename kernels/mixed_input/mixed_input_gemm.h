@@ -54,6 +54,13 @@ struct MixedInputBuffers {
   void* y = nullptr;
 };
 
+// Consumer warpgroups of the kernel for a tile: two of 64 channels each on 128-channel tiles; on
+// 64-channel tiles they split K, four of them, or two at 64 tokens (whose stages and split-K sums
+// leave shared memory for 8 stages with two consumers, 4 with four: kernels/mixed_input/NOTES.md).
+constexpr int mixed_input_consumers(int tile_tokens, int tile_n) {
+  return tile_n == 128 || tile_tokens == 64 ? 2 : 4;
+}
+
 // Empty when the kernel is built for this tile shape and ring depth, else what to change.
 std::string mixed_input_unsupported_reason(int tile_tokens, int tile_n, int tile_k, int stages);
 

@@ -9,7 +9,8 @@
 // swizzle: conflict-free), converts them into the wgmma A fragment in registers (dequant.h) while
 // the previous K block's wgmma run, and issues 4 wgmma m64nTk16 per 64-deep K block.
 // 128-channel tiles (128 and 256 tokens): each consumer owns 64 of the channels. 64-channel tiles
-// (16..64 tokens, decode): four consumers split K, each taking every fourth K block, and add their
+// (16..64 tokens, decode): the consumers (four; two at 64 tokens) split K, each taking every
+// fourth (second) K block, and add their
 // accumulators through shared memory at the end: one warpgroup's chain of wait, load, convert and
 // wgmma per K block is latency-bound, and chains side by side stream more weights (NOTES.md).
 //
@@ -29,6 +30,7 @@
 #include "kernels/common/tile_trace.h"
 #include "kernels/common/wgmma_rs.cuh"
 #include "kernels/mixed_input/dequant.h"
+#include "kernels/mixed_input/mixed_input_gemm.h"
 #include "models/launch_order.h"
 
 namespace tilesim::kernels::mixed_input {
@@ -58,7 +60,7 @@ template <int BlockTokens, int BlockN> struct TileShape {
   static constexpr int block_tokens = BlockTokens;
   static constexpr int block_n = BlockN;
   static constexpr bool split_k = BlockN == 64;
-  static constexpr int consumers = split_k ? 4 : 2;
+  static constexpr int consumers = mixed_input_consumers(BlockTokens, BlockN);
   // Decode tiles' MMAs are tiny (m64n16..64): one fragment set, each K block's wgmma waited for
   // before the next conversion, leaves registers for four consumers; prefill tiles keep two sets
   // so that a consumer converts block k + 1 while block k's wgmma run.
@@ -78,6 +80,7 @@ template <int BlockTokens, int BlockN> struct TileShape {
   static constexpr int stage_bytes = x_bytes + w_bytes;
   static constexpr int accumulators = BlockTokens / 2; // 64 x BlockTokens fp32 over 128 threads
   static constexpr int release_arrivals = split_k ? 4 : 8; // the warps of the consumer(s) using a stage
+  static constexpr bool shares_registers = consumers == 2; // setmaxnreg: the producer's go to them
   static constexpr int reduce_bytes = split_k ? (consumers - 1) * accumulators * 128 * 4 : 0;
   static int shared_bytes(int stages) { return 1024 + stages * (stage_bytes + 16) + reduce_bytes; }
 };
@@ -347,12 +350,12 @@ __global__ void __launch_bounds__(TileShape<BlockTokens, BlockN>::threads, 1)
   }
   __syncthreads();
   if (warpgroup == 0) {
-    // One thread issues the loads. On prefill tiles the registers go to the two consumers (up to
-    // 128 accumulators each); decode tiles' consumers fit in the 96 that 640 threads get at launch.
-    if constexpr (!Shape::split_k) ptx::setmaxnreg_dec<40>();
+    // One thread issues the loads. With two consumers the registers go to them (up to 128
+    // accumulators each); four consumers fit in the 96 that 640 threads get at launch.
+    if constexpr (Shape::shares_registers) ptx::setmaxnreg_dec<40>();
     if (threadIdx.x == 0) producer_loop<Shape>(p, ring, maps);
   } else {
-    if constexpr (!Shape::split_k) ptx::setmaxnreg_inc<232>();
+    if constexpr (Shape::shares_registers) ptx::setmaxnreg_inc<232>();
     consumer_loop<Shape, Path>(p, ring, warpgroup - 1);
   }
 #endif

@@ -87,8 +87,10 @@ public:
   Cycle epilogue_cycles() const override { return epilogue_cycles_; }
   CtaResources resources() const override {
     CtaResources r = base_->resources();
-    // 64-channel tiles: three consumers' fp32 accumulators meet in shared memory (split K).
-    if (spec_.tile.n == 64) r.shared_memory_bytes += 3 * spec_.tile.m / 2 * 128 * 4;
+    // 64-channel tiles split K: every consumer but the first hands its fp32 sums over in shared
+    // memory (the consumers are the warpgroups after the producer).
+    const int consumers = spec_.warps / 4 - 1;
+    if (spec_.tile.n == 64) r.shared_memory_bytes += (consumers - 1) * spec_.tile.m / 2 * 128 * 4;
     return r;
   }
   bool uses_tma() const override { return true; }

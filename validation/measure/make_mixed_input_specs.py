@@ -29,9 +29,10 @@ SHAPES = {
 }
 
 # Tiles the kernel is built for: tokens (tile m) -> (channels, K depth, ring stages).
-TILES = {16: (64, 128, 12), 32: (64, 128, 8), 64: (64, 128, 4), 128: (128, 64, 5), 256: (128, 64, 4)}
-# (the warps follow the tile: a producer warpgroup and four consumers splitting K on 64-channel
-# tiles, two consumers of 64 channels each on 128-channel tiles)
+TILES = {16: (64, 128, 12), 32: (64, 128, 8), 64: (64, 128, 8), 128: (128, 64, 5), 256: (128, 64, 4)}
+# The warps follow the tile (mixed_input_consumers in kernels/mixed_input/mixed_input_gemm.h): a
+# producer warpgroup and four consumers splitting K on 16- and 32-token tiles, two on the others.
+CONSUMERS = {16: 4, 32: 4, 64: 2, 128: 2, 256: 2}
 
 # (shape, tile tokens, weight, scale group, conversion, persistent, orders)
 PLAN = [
@@ -79,7 +80,7 @@ def spec(shape, tile, weight, group, conversion, persistent, order):
         "dtype": "bf16", "b_dtype": weight, "c_dtype": "bf16",
         "quant": {"scale_group": group, "zero_points": weight == "uint8", "conversion": conversion},
         "layout": {"a": "row", "b": "col"},
-        "tile": {"m": tile, "n": tile_n, "k": tile_k}, "stages": stages, "warps": 20 if tile_n == 64 else 12,
+        "tile": {"m": tile, "n": tile_n, "k": tile_k}, "stages": stages, "warps": 4 * (CONSUMERS[tile] + 1),
         "load": "tma", "persistent": persistent, "cluster": 1, "order": order,
     })
     return s

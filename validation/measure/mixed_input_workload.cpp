@@ -35,10 +35,10 @@ void check_spec(const KernelSpec& s) {
   require(s.b_layout == MatrixLayout::col, n, "layout.b", "the kernel reads W [n, k], k contiguous; use \"col\"");
   require(s.load == LoadPath::tma, n, "load", "the kernel loads with TMA; use \"tma\"");
   require(s.cluster == 1, n, "cluster", "the mixed-input kernel runs without clusters; use 1");
-  const int warps = s.tile.n == 64 ? 20 : 12;
+  const int warps = 4 * (kernels::mixed_input_consumers(s.tile.m, s.tile.n) + 1);
   require(s.warps == warps, n, "warps",
-          "the kernel runs a producer warpgroup and " + std::string(s.tile.n == 64 ? "four" : "two") +
-              " consumer warpgroups on tile n " + std::to_string(s.tile.n) + "; use " + std::to_string(warps));
+          "the kernel runs a producer warpgroup and " + std::to_string(warps / 4 - 1) + " consumer warpgroups on " +
+              std::to_string(s.tile.m) + "x" + std::to_string(s.tile.n) + " tiles; use " + std::to_string(warps));
   const std::string reason = kernels::mixed_input_unsupported_reason(s.tile.m, s.tile.n, s.tile.k, s.stages);
   require(reason.empty(), n, "tile/stages", reason);
   require(s.n % 8 == 0 && s.k % 16 == 0, n, "n/k", "n must be a multiple of 8 and k of 16 (16-byte TMA rows)");
