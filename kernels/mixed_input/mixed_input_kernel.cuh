@@ -5,14 +5,14 @@
 // the decode shapes with 1..64 tokens waste little), and X's tile comes from shared memory as B.
 // One CTA = one producer warpgroup (one thread issues TMA loads of the X tile [tokens x 64] and the
 // W tile [channels x K-block bytes] into a ring of `stages`, full/empty mbarriers per stage) +
-// consumer warpgroups. A consumer reads its W bytes from shared memory (ld.shared, 64-byte
-// swizzle: conflict-free), converts them into the wgmma A fragment in registers (dequant.h) while
-// the previous K block's wgmma run, and issues 4 wgmma m64nTk16 per 64-deep K block.
-// 128-channel tiles (128 and 256 tokens): each consumer owns 64 of the channels. 64-channel tiles
-// (16..64 tokens, decode): the consumers (four; two at 64 tokens) split K, each taking every
-// fourth (second) K block, and add their
-// accumulators through shared memory at the end: one warpgroup's chain of wait, load, convert and
-// wgmma per K block is latency-bound, and chains side by side stream more weights (NOTES.md).
+// consumer warpgroups. A consumer reads its W bytes from shared memory (ld.shared, swizzled:
+// conflict-free), converts them into the wgmma A fragment in registers (dequant.h) and issues one
+// wgmma m64nTk16 per 16 of K. 128-channel tiles (128 and 256 tokens): each of two consumers owns
+// 64 of the channels and converts block k + 1 while block k's wgmma run. 64-channel tiles (16..64
+// tokens, decode): the consumers (four; two at 64 tokens) split K, each taking every fourth
+// (second) K block, and add their accumulators through shared memory at the end: one
+// warpgroup's chain of wait, load, convert and wgmma per K block is latency-bound, and chains side
+// by side stream more weights (NOTES.md).
 //
 // CTA blockIdx.x computes work items blockIdx.x, blockIdx.x + gridDim.x, ... (persistent: grid ~
 // SM count; otherwise one item each), each mapped to a tile by tilesim::tile_at, the walk the
@@ -37,7 +37,7 @@ namespace tilesim::kernels::mixed_input {
 
 struct TensorMaps {
   CUtensorMap x; // bf16 [tokens, k], boxes of tile_tokens x 64, 128-byte swizzle
-  CUtensorMap w; // bytes [experts * n, k], boxes of tile_n x 64, 64-byte swizzle
+  CUtensorMap w; // bytes [experts * n, k], boxes of tile_n x block_k, swizzled by the row length
 };
 
 struct Params {
@@ -56,7 +56,7 @@ struct Params {
 };
 
 template <int BlockTokens, int BlockN> struct TileShape {
-  static_assert(BlockN == 64 || BlockN == 128, "64 channels per consumer, or four consumers splitting K");
+  static_assert(BlockN == 64 || BlockN == 128, "64 channels per consumer, or consumers splitting K on 64");
   static constexpr int block_tokens = BlockTokens;
   static constexpr int block_n = BlockN;
   static constexpr bool split_k = BlockN == 64;

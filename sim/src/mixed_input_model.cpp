@@ -1,7 +1,7 @@
 // The mixed-input GEMM of kernels/mixed_input/ (bf16 X, int8/uint8 W converted in registers):
-// the grouped GEMM's tile walk and operand boxes (make_gemm_model: X boxes of tile.m tokens x 64,
-// W boxes of tile.n channels x 64 one-byte weights, so half the bf16 weight bytes go through
-// TMA, L2 and DRAM), plus what this kernel does that a bf16 GEMM does not:
+// the grouped GEMM's tile walk and operand boxes (make_gemm_model: X boxes of tile.m tokens x
+// tile.k, W boxes of tile.n channels x tile.k one-byte weights, so half the bf16 weight bytes go
+// through TMA, L2 and DRAM), plus what this kernel does that a bf16 GEMM does not:
 //  - every K step its consumer warps convert tile.n x tile.k weights in registers, at the rate the
 //    dequant_issue_rate microbenchmark measured for the kernel's own sequence and warp count (the
 //    profile's dequant_values_per_cycle_per_sm); with per-128 group scales one more bf16x2
@@ -9,9 +9,9 @@
 //    those registers, so a K step costs conversion plus MMA (element_cycles_per_k_step returns the
 //    sum; the simulator takes the larger of it and the MMA). Charging the larger of the two
 //    instead, as if the other consumer's MMA hid each conversion, predicted the calibration part
-//    34% fast (time MAPE), the sum 22% (kernels/mixed_input/NOTES.md);
+//    with a time MAPE of 34%, the sum 22% (kernels/mixed_input/NOTES.md);
 //  - the scales' and zero points' loads: per-channel ones once per tile, group scales as the
-//    L1 serves them, one 32-byte sector (16 groups) per channel every 32 K steps;
+//    L1 serves them, one 32-byte sector (16 groups) per channel every 2048 of K;
 //  - the epilogue: each output element is scaled, converted and stored on its own (2-byte stores
 //    in the accumulator layout), counted from the kernel's SASS.
 #include "sim/kernel_model.h"
