@@ -26,46 +26,13 @@ QString totals(const KernelResult &r) {
 
 } // namespace
 
-HeatmapView::HeatmapView(QWidget *parent) : QWidget(parent) {
-  setMouseTracking(true);
-  setMinimumSize(320, 240);
-}
+HeatmapView::HeatmapView(QWidget *parent) : TileView(parent) {}
 
-void HeatmapView::set_results(std::vector<OpenResultPtr> results) {
-  results_ = std::move(results);
+void HeatmapView::results_changed() {
   grids_.clear();
   for (const auto &r : results_) grids_.push_back(tile_grid(r->result));
-  recolor();
   relayout();
-  update();
 }
-
-void HeatmapView::set_metric(const QString &id) {
-  tile_metric(id); // throws for an unknown id
-  metric_ = id;
-  recolor();
-  update();
-}
-
-void HeatmapView::set_color_map(const QString &name) {
-  color_map(name);
-  map_ = name;
-  recolor();
-  update();
-}
-
-void HeatmapView::set_time_ns(double t) {
-  time_ns_ = t;
-  update();
-}
-
-void HeatmapView::set_selected(int row, int col) {
-  selected_row_ = row;
-  selected_col_ = col;
-  update();
-}
-
-void HeatmapView::recolor() { colors_ = color_tiles(results_, tile_metric(metric_), color_map(map_)); }
 
 void HeatmapView::resizeEvent(QResizeEvent *) { relayout(); }
 
@@ -220,7 +187,7 @@ void HeatmapView::paint_panel(QPainter &p, int i) const {
 }
 
 void HeatmapView::paint_legend(QPainter &p) const {
-  const TileMetric &m = tile_metric(metric_);
+  const TileMetric &m = tile_metric(metric());
   const QRectF area(kGap, height() - kLegendHeight, width() - 2 * kGap, kLegendHeight - 6);
   p.setPen(palette().windowText().color());
   const QString name = m.label + (m.unit.isEmpty() ? "" : " (" + m.unit + ")");

@@ -19,16 +19,10 @@ constexpr double kRight = 12;
 
 } // namespace
 
-TimelineView::TimelineView(QWidget *parent) : QWidget(parent) {
-  setMouseTracking(true);
-  setFocusPolicy(Qt::StrongFocus);
-  setMinimumSize(320, 240);
-}
+TimelineView::TimelineView(QWidget *parent) : TileView(parent) { setFocusPolicy(Qt::StrongFocus); }
 
-void TimelineView::set_results(std::vector<OpenResultPtr> results) {
-  results_.clear();
-  for (auto &r : results)
-    if (r->has_tiles()) results_.push_back(std::move(r));
+void TimelineView::results_changed() {
+  std::erase_if(results_, [](const OpenResultPtr &r) { return !r->has_tiles(); });
   sm_count_ = 0;
   // Every SM of the GPU gets a row, idle ones too; a result of an unknown GPU, those that ran tiles.
   for (const auto &r : results_) {
@@ -36,31 +30,7 @@ void TimelineView::set_results(std::vector<OpenResultPtr> results) {
     for (const auto &t : r->result.tiles) sm_count_ = std::max(sm_count_, t.sm + 1);
   }
   end_ns_ = replay_end_ns(results_);
-  colors_ = color_tiles(results_, tile_metric(metric_), color_map(map_));
   fit();
-}
-
-void TimelineView::set_metric(const QString &id) {
-  metric_ = tile_metric(id).id;
-  colors_ = color_tiles(results_, tile_metric(metric_), color_map(map_));
-  update();
-}
-
-void TimelineView::set_color_map(const QString &name) {
-  map_ = color_map(name).name();
-  colors_ = color_tiles(results_, tile_metric(metric_), color_map(map_));
-  update();
-}
-
-void TimelineView::set_time_ns(double t) {
-  time_ns_ = t;
-  update();
-}
-
-void TimelineView::set_selected(int row, int col) {
-  selected_row_ = row;
-  selected_col_ = col;
-  update();
 }
 
 void TimelineView::fit() {

@@ -4,24 +4,16 @@
 // left and right pan, Home fits the whole run. The replay time is a vertical line.
 #pragma once
 
-#include "viz/tile_layout.h"
-
-#include <QWidget>
+#include "viz/tile_view.h"
 
 #include <vector>
 
 namespace tilesim::viz {
 
-class TimelineView : public QWidget {
+class TimelineView : public TileView {
   Q_OBJECT
 public:
   explicit TimelineView(QWidget *parent = nullptr);
-
-  void set_results(std::vector<OpenResultPtr> results);
-  void set_metric(const QString &id);
-  void set_color_map(const QString &name);
-  void set_time_ns(double t);
-  void set_selected(int row, int col);
 
   // The visible time window, ns.
   double view_start_ns() const { return view_start_; }
@@ -34,10 +26,8 @@ public:
   QRectF bar_rect(int result, int tile) const;
   QString hover_text(QPointF pos) const;
 
-signals:
-  void tileClicked(int row, int col);
-
 protected:
+  void results_changed() override;
   void paintEvent(QPaintEvent *) override;
   void wheelEvent(QWheelEvent *e) override;
   void mousePressEvent(QMouseEvent *e) override;
@@ -52,15 +42,9 @@ private:
   bool hit(QPointF pos, int &result, int &tile) const;
   void paint_axis(QPainter &p) const;
 
-  std::vector<OpenResultPtr> results_;
-  TileColors colors_;
-  QString metric_ = "l2_hit_rate";
-  QString map_ = "viridis";
   int sm_count_ = 0;
   double end_ns_ = 0;
   double view_start_ = 0, view_end_ = 1;
-  double time_ns_ = 0;
-  int selected_row_ = -1, selected_col_ = -1;
   bool dragging_ = false;
   double drag_x_ = 0;
 };
