@@ -4,6 +4,7 @@
 
 #include "models/elementwise_spec.h"
 #include "models/gpu_profile.h"
+#include "models/output_file.h"
 #include "models/spec_error.h"
 #include "sim/gpu_simulator.h"
 
@@ -11,7 +12,6 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
-#include <fstream>
 
 namespace tilesim::cli {
 namespace {
@@ -64,6 +64,7 @@ int fusion_command(const Args& args) {
       "out", po::value(&out_path), "write the predictions here (JSON)");
   if (!parse_options(args, options)) return 0;
   require_nonempty("--kernel", kernel_path, "give a GEMM kernel spec path");
+  if (!out_path.empty()) check_output_path(out_path, "--out");
 
   const GpuProfile gpu = load_gpu_profile(gpu_name);
   KernelSpec gemm = load_kernel_spec(kernel_path);
@@ -101,7 +102,7 @@ int fusion_command(const Args& args) {
       j["predictions"].push_back(
           {{"what", p->what}, {"time_ms", p->time_ms}, {"dram_read_bytes", p->dram_read}, {"dram_write_bytes", p->dram_write}});
     j["launch_overhead_us"] = gpu.launch.kernel_launch_overhead_us;
-    std::ofstream(out_path) << j.dump(1) << '\n';
+    write_output_file(out_path, j.dump(1) + '\n', "--out");
   }
   return 0;
 }
