@@ -33,8 +33,9 @@ constexpr int kMinBlock = 32, kMaxBlock = 1024;
 // One load instruction moves at most 16 bytes per thread (ld.global.v4.b32, PTX ISA 9.7.9.8).
 constexpr int kMaxVectorBytes = 16;
 
-constexpr std::string_view kElementwiseKeys[] = {"name",  "kind",   "op",     "elements",  "dtype",
-                                                 "block", "vector", "unroll", "persistent"};
+// "command": where a dataset spec came from, as the GEMM specs of validation/data carry it.
+constexpr std::string_view kElementwiseKeys[] = {"name",   "kind",   "op",         "elements", "dtype",
+                                                 "block",  "vector", "unroll",     "persistent", "command"};
 
 } // namespace
 
