@@ -68,8 +68,8 @@ int fusion_command(const Args& args) {
 
   const GpuProfile gpu = load_gpu_profile(gpu_name);
   KernelSpec gemm = load_kernel_spec(kernel_path);
-  if (gemm.kind == KernelKind::elementwise)
-    throw SpecError(kernel_path, "kind", "is elementwise; fusion needs the GEMM that produces the input",
+  if (gemm.kind != KernelKind::gemm && gemm.kind != KernelKind::grouped_gemm)
+    throw SpecError(kernel_path, "kind", "is not a GEMM; fusion needs the GEMM that produces the input",
                     "give a gemm or grouped_gemm spec");
   const nlohmann::json option{{"epilogue", epilogue_name}};
   const GemmEpilogue epilogue = parse_gemm_epilogue(JsonFields(option, "--epilogue"));
