@@ -94,9 +94,15 @@ int compare_gpus(const std::string& gpu_list, const KernelSpec& spec, const std:
   if (names.empty()) throw SpecError("--gpus", gpu_list, "names no GPU", "write e.g. --gpus h100,b200");
   const auto orders = orders_text.empty() ? std::vector<LaunchOrder>{spec.order}
                                           : parse_orders(orders_text, spec.kind == KernelKind::grouped_gemm);
-  std::printf("%s: %lld x %d x %d over %d expert(s), %s, tile %dx%dx%d, %d stages, cluster %d, %s\n", spec.name.c_str(),
-              static_cast<long long>(spec.total_m()), spec.n, spec.k, spec.experts(), to_string(spec.a_dtype).c_str(),
-              spec.tile.m, spec.tile.n, spec.tile.k, spec.stages, spec.cluster, spec.persistent ? "persistent" : "non-persistent");
+  if (spec.kind == KernelKind::elementwise)
+    std::printf("%s: %s over %lld %s elements, %d threads x %d x %d per CTA step, %s\n", spec.name.c_str(),
+                to_string(spec.elementwise.op).c_str(), static_cast<long long>(spec.elementwise.elements),
+                to_string(spec.a_dtype).c_str(), spec.elementwise.block, spec.elementwise.vector, spec.elementwise.unroll,
+                spec.persistent ? "persistent" : "grid");
+  else
+    std::printf("%s: %lld x %d x %d over %d expert(s), %s, tile %dx%dx%d, %d stages, cluster %d, %s\n", spec.name.c_str(),
+                static_cast<long long>(spec.total_m()), spec.n, spec.k, spec.experts(), to_string(spec.a_dtype).c_str(),
+                spec.tile.m, spec.tile.n, spec.tile.k, spec.stages, spec.cluster, spec.persistent ? "persistent" : "non-persistent");
   std::printf("  %-6s %-10s %-13s %-14s %10s %9s %8s %11s %9s\n", "gpu", "arch", "kernel model", "order", "time ms",
               "TFLOP/s", "L2 hit", "DRAM rd GB", "speedup");
   double first_ms = 0;
@@ -137,6 +143,9 @@ int whatif_command(const Args& args) {
 
   const KernelSpec spec = load_kernel_spec(kernel_path);
   if (!gpu_list.empty()) return compare_gpus(gpu_list, spec, orders_text, std::max(1u, threads));
+  if (spec.kind == KernelKind::elementwise)
+    throw SpecError(kernel_path, "kind", "is elementwise: its CTA steps have no launch order to compare",
+                    "compare GPUs with --gpus h100,b200, or run tilesim simulate");
   const GpuProfile gpu = load_gpu_profile(gpu_name);
   const auto orders = parse_orders(orders_text.empty() ? "all" : orders_text, spec.kind == KernelKind::grouped_gemm);
   auto results = simulate_orders(gpu, spec, orders, std::max(1u, threads));

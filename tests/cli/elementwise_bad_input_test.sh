@@ -48,6 +48,7 @@ expect "negative elements" "elements: is -4096, not a positive count" simulate -
 expect "block 96" "block: is 96, not a power of two from 32 to 1024" simulate --kernel "$work/block96.json"
 expect "unknown op" "op: unknown operation 'sub'" simulate --kernel "$work/sub.json"
 expect "misspelt key" 'blok: is not a known key; did you mean "block"?' simulate --kernel "$work/misspelt.json"
+expect "whatif orders of an element-wise spec" "kind: is elementwise: its CTA steps have no launch order" whatif --kernel "$work/good.json"
 expect "fusion of an element-wise spec" "kind: is not a GEMM; fusion needs the GEMM" fusion --kernel "$work/good.json"
 expect "fusion with epilogue none" "there is nothing to fuse" fusion --kernel "$work/gemm.json" --epilogue none
 expect "fusion with an unknown epilogue" "unknown epilogue 'bias_tanh'" fusion --kernel "$work/gemm.json" --epilogue bias_tanh
