@@ -13,7 +13,7 @@
 namespace tilesim {
 
 enum class Dtype { fp32, bf16, fp16, fp8_e4m3, fp8_e5m2, int8, mxfp8, uint8, mxfp4 };
-enum class KernelKind { gemm, grouped_gemm, elementwise };
+enum class KernelKind { gemm, grouped_gemm, elementwise, mxfp8_quantize };
 enum class MatrixLayout { row, col };
 enum class LoadPath { tma, cp_async };
 
@@ -35,6 +35,25 @@ struct ElementwiseShape {
   int vector = 0;
   int unroll = 1;
   std::int64_t chunk() const { return static_cast<std::int64_t>(block) * vector * unroll; } // elements per CTA step
+};
+
+// An MXFP8 quantiser (kind "mxfp8_quantize", kernels/mxfp8/): a bf16 [rows, cols] tensor to FP8
+// elements with one E8M0 scale per 32 consecutive elements (OCP MX v1.0). rowwise: blocks along a
+// row, output [rows, cols]; colwise: blocks down a column, output transposed [cols, rows].
+enum class Mxfp8Axis { rowwise, colwise };
+enum class Mxfp8ScaleRule { floor, round_up }; // OCP's 2^(floor(log2 amax) - emax), or 2^ceil(log2(amax / max))
+enum class Mxfp8Element { e4m3, e5m2 };
+std::string to_string(Mxfp8Axis axis);
+std::string to_string(Mxfp8ScaleRule rule);
+std::string to_string(Mxfp8Element element);
+
+struct Mxfp8QuantizeShape {
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  Mxfp8Axis axis = Mxfp8Axis::rowwise;
+  Mxfp8ScaleRule scale_rule = Mxfp8ScaleRule::round_up;
+  Mxfp8Element element = Mxfp8Element::e4m3;
+  std::int64_t elements() const { return rows * cols; }
 };
 
 // What a GEMM does to its fp32 accumulator before the store: nothing, or adds a per-column bias
@@ -83,12 +102,14 @@ struct KernelSpec {
   GemmEpilogue epilogue = GemmEpilogue::none;
   WeightQuant quant; // mixed-input GEMMs only
   ElementwiseShape elementwise; // kind elementwise only; the GEMM fields are then unused
+  Mxfp8QuantizeShape mxfp8; // kind mxfp8_quantize only
 
   int experts() const { return static_cast<int>(expert_tokens.size()); }
   std::int64_t total_m() const;
   double flops() const; // 2 * sum(m_e) * n * k; elementwise: one operation per element
   std::vector<int> tile_row_offsets() const; // experts + 1 prefix sums of ceil(m_e / tile.m)
   int tile_cols() const { return (n + tile.n - 1) / tile.n; }
+  bool is_gemm() const { return kind == KernelKind::gemm || kind == KernelKind::grouped_gemm; }
   bool mixed_input() const { return a_dtype == Dtype::bf16 && (b_dtype == Dtype::int8 || b_dtype == Dtype::uint8); }
 };
 

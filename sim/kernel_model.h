@@ -77,6 +77,7 @@ std::unique_ptr<KernelModel> make_gemm_model(const KernelSpec& spec, const GpuPr
 std::unique_ptr<KernelModel> make_tcgen05_gemm_model(const KernelSpec& spec, const GpuProfile& gpu);
 std::unique_ptr<KernelModel> make_elementwise_model(const KernelSpec& spec, const GpuProfile& gpu);
 std::unique_ptr<KernelModel> make_mixed_input_model(const KernelSpec& spec, const GpuProfile& gpu);
+std::unique_ptr<KernelModel> make_mxfp8_quantize_model(const KernelSpec& spec, const GpuProfile& gpu);
 // The registered model that runs `spec` on `gpu`: chosen by the spec's kind and, for GEMMs, the
 // profile's architecture (a Blackwell runs tcgen05 kernels, not wgmma ones).
 std::string kernel_model_name(const KernelSpec& spec, const GpuProfile& gpu);

@@ -1,6 +1,7 @@
 #include "models/kernel_spec.h"
 
 #include "models/elementwise_spec.h"
+#include "models/mxfp8_spec.h"
 #include "models/json_fields.h"
 #include "models/launch_order_names.h"
 #include "models/routing.h"
@@ -172,6 +173,7 @@ std::int64_t KernelSpec::total_m() const {
 
 double KernelSpec::flops() const {
   if (kind == KernelKind::elementwise) return static_cast<double>(elementwise.elements);
+  if (kind == KernelKind::mxfp8_quantize) return static_cast<double>(mxfp8.elements());
   return 2.0 * static_cast<double>(total_m()) * n * k;
 }
 
@@ -194,12 +196,19 @@ KernelSpec parse_kernel_spec(const nlohmann::json& j, const std::string& source,
     s.kind = KernelKind::grouped_gemm;
   else if (kind == "elementwise")
     s.kind = KernelKind::elementwise;
+  else if (kind == "mxfp8_quantize")
+    s.kind = KernelKind::mxfp8_quantize;
   else
-    f.fail("kind", "unknown kind '" + kind + "'", "use \"gemm\", \"grouped_gemm\" or \"elementwise\"");
+    f.fail("kind", "unknown kind '" + kind + "'",
+           "use \"gemm\", \"grouped_gemm\", \"elementwise\" or \"mxfp8_quantize\"");
 
   s.a_dtype = parse_dtype(f, "dtype", f.string("dtype"));
   if (s.kind == KernelKind::elementwise) {
     parse_elementwise_spec(f, s);
+    return s;
+  }
+  if (s.kind == KernelKind::mxfp8_quantize) {
+    parse_mxfp8_quantize_spec(f, s);
     return s;
   }
   f.refuse_unknown_keys(kGemmSpecKeys);
@@ -258,6 +267,7 @@ KernelSpec load_kernel_spec(const std::string& path) {
 
 nlohmann::json to_json(const KernelSpec& s) {
   if (s.kind == KernelKind::elementwise) return elementwise_spec_json(s);
+  if (s.kind == KernelKind::mxfp8_quantize) return mxfp8_quantize_spec_json(s);
   nlohmann::json experts = nlohmann::json::array();
   for (int m : s.expert_tokens) experts.push_back({{"m", m}});
   nlohmann::json j{{"name", s.name},

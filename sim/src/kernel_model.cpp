@@ -14,6 +14,7 @@ const std::map<std::string, KernelModelFactory>& registry() {
       {"tcgen05_gemm", make_tcgen05_gemm_model},
       {"elementwise", make_elementwise_model},
       {"mixed_input_gemm", make_mixed_input_model},
+      {"mxfp8_quantize", make_mxfp8_quantize_model},
   };
   return models;
 }
@@ -30,6 +31,7 @@ const std::map<std::string, std::string>& gemm_model_by_architecture() {
 
 std::string kernel_model_name(const KernelSpec& spec, const GpuProfile& gpu) {
   if (spec.kind == KernelKind::elementwise) return "elementwise";
+  if (spec.kind == KernelKind::mxfp8_quantize) return "mxfp8_quantize";
   // bf16 x int8/uint8 on Hopper: kernels/mixed_input/, weights converted in registers.
   if (spec.mixed_input() && gpu.architecture == "hopper") return "mixed_input_gemm";
   // Dense and grouped GEMMs share one model: a dense GEMM is the one-expert case.

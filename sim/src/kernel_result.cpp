@@ -61,7 +61,7 @@ TileRecord read_tile(const JsonFields& t, const KernelSpec& spec, long long tile
 }
 
 long long tile_count_of(const KernelSpec& spec) {
-  if (spec.kind == KernelKind::elementwise) return -1;
+  if (!spec.is_gemm()) return -1;
   return static_cast<long long>(spec.tile_row_offsets().back()) * spec.tile_cols();
 }
 
@@ -114,18 +114,17 @@ KernelResult kernel_result_from_json(const nlohmann::json& j, const std::string&
   r.gpu = f.string("gpu");
   if (r.gpu.empty()) f.fail("gpu", "is empty", "name the GPU (a profile name or the device's name)");
 
-  r.kernel = f.object("kernel").has("kind") ? j.at("kernel") : nlohmann::json();
-  if (r.kernel.is_null()) f.object("kernel").fail("kind", "is missing", "write the kernel spec that ran");
+  const JsonFields kernel = f.object("kernel");
+  r.kernel = j.at("kernel");
   const KernelSpec spec = kernel_spec_of(r, source_name);
   const long long tile_count = tile_count_of(spec);
-  const JsonFields kernel = f.object("kernel");
   if (tile_count >= 0 && kernel.has("tiles") && kernel.integer("tiles", 0, kMaxCount) != tile_count)
     kernel.fail("tiles", "is not the spec's tile count (" + std::to_string(tile_count) + ")",
                 "the result is not of this kernel; re-measure it");
   if (kernel.has("grid")) kernel.integer("grid", 1, kMaxCount);
 
   r.order = f.string("order");
-  if (spec.kind != KernelKind::elementwise && r.order != to_string(spec.order)) {
+  if (spec.is_gemm() && r.order != to_string(spec.order)) {
     LaunchOrder order{};
     try {
       order = parse_launch_order(r.order);

@@ -45,7 +45,7 @@ void check_measurement(const KernelResult& measured, const std::string& file, co
     throw SpecError(file, "gpu", "is '" + measured.gpu + "', not the profile's " + profile.display_name + " (" + profile.name + ")",
                     "compare with --gpu naming the GPU it ran on");
   const KernelSpec spec = kernel_spec_of(measured, file);
-  if (spec.kind == KernelKind::elementwise) return;
+  if (!spec.is_gemm()) return;
   const double peak_tflops =
       profile.tensor_flops_per_cycle(spec.a_dtype, spec.b_dtype) * profile.sm.count * profile.sm.clock_mhz * 1e6 / 1e12;
   if (measured.tflops > kPeakMargin * peak_tflops)

@@ -37,6 +37,9 @@ std::unique_ptr<MeasuredWorkload> make_grouped_gemm_workload(const KernelSpec& s
                                                              std::uint64_t seed, cudaStream_t stream);
 std::unique_ptr<MeasuredWorkload> make_elementwise_workload(const KernelSpec& spec, int device, std::uint64_t seed,
                                                             cudaStream_t stream);
+// "kind": "mxfp8_quantize" specs: kernels/mxfp8/.
+std::unique_ptr<MeasuredWorkload> make_mxfp8_quantize_workload(const KernelSpec& spec, int device, std::uint64_t seed,
+                                                               cudaStream_t stream);
 // bf16 x int8/uint8 specs (KernelSpec::mixed_input()): kernels/mixed_input/.
 std::unique_ptr<MeasuredWorkload> make_mixed_input_workload(const KernelSpec& spec, int device, std::uint64_t seed,
                                                             cudaStream_t stream);

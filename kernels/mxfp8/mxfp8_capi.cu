@@ -1,0 +1,30 @@
+// A C entry point to the MXFP8 quantisers for kernels/mxfp8/bench_quantize.py (ctypes), so that
+// ours, torch.compile's and a copy are timed by the same code on the same tensors, interleaved.
+#include <cstdio>
+#include <exception>
+
+#include "kernels/mxfp8/mxfp8.h"
+
+extern "C" {
+
+// axis: 0 rowwise, 1 colwise; rule: 0 floor, 1 round_up; element: 0 e4m3, 1 e5m2. Enqueues one run
+// on `stream` (torch.cuda.current_stream().cuda_stream); returns 0, or 1 with the message in `error`.
+int tilesim_mxfp8_quantize(const void* x, void* elements, void* scales, long long rows, long long cols, int axis,
+                           int rule, int element, int sm_count, void* stream, char* error, int error_len) {
+  try {
+    if (axis < 0 || axis > 1 || rule < 0 || rule > 1 || element < 0 || element > 1)
+      throw tilesim::kernels::KernelError("axis, rule or element out of range");
+    tilesim::Mxfp8QuantizeShape s;
+    s.rows = rows;
+    s.cols = cols;
+    s.axis = static_cast<tilesim::Mxfp8Axis>(axis);
+    s.scale_rule = static_cast<tilesim::Mxfp8ScaleRule>(rule);
+    s.element = static_cast<tilesim::Mxfp8Element>(element);
+    tilesim::kernels::Mxfp8Quantize(s, x, elements, scales, sm_count).run(static_cast<cudaStream_t>(stream));
+    return 0;
+  } catch (const std::exception& e) {
+    if (error && error_len > 0) std::snprintf(error, error_len, "%s", e.what());
+    return 1;
+  }
+}
+}

@@ -1,0 +1,138 @@
+// The MXFP8 quantisers (kernels/mxfp8/): memory-bound kernels that read a bf16 tensor once and
+// write it once as FP8 bytes plus one E8M0 scale byte per 32 elements, with a few instructions per
+// element on the warp schedulers. One work item is one CTA step, handed out by the block scheduler
+// in order as slots free (the grid form of the element-wise model):
+//
+// rowwise: a step is 256 threads x 4 vectors x 8 elements = 8192 contiguous bf16 (16 KiB read);
+//   it writes 8 KiB of elements and 256 scale bytes. The kernel runs a grid-stride loop over 8
+//   CTAs per SM, whose steps in flight at any time are the same contiguous window the grid form
+//   walks. The last step is a short row.
+// colwise: a step is a 32-row x 512-column tile (32 rows of 1 KiB, the tensor's row pitch apart);
+//   it writes 512 (fewer at the column tail) 32-byte runs, one per output row, `rows` bytes apart,
+//   and 512 scale bytes.
+//
+// The replay stores one box per item, so the scale bytes travel with the elements: rowwise as 256
+// more bytes on the item's contiguous run (the byte count is exact, their addresses are not);
+// colwise the scales, 1/32 of the writes and 1% of the traffic, are left out.
+#include "sim/kernel_model.h"
+
+#include "models/spec_error.h"
+#include "sim/occupancy.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace tilesim {
+namespace {
+
+// cudaMalloc hands out 2 MiB-aligned regions; input, elements and scales one after another.
+constexpr Address kHeapBase = Address{1} << 40;
+constexpr Address kAllocationAlignment = Address{2} << 20;
+Address align_up(Address a) { return (a + kAllocationAlignment - 1) / kAllocationAlignment * kAllocationAlignment; }
+
+constexpr std::int64_t kBlock = 32;
+constexpr int kThreads = 256;
+constexpr std::int64_t kRowwiseStepElements = kThreads * 4 * 8;
+constexpr std::int64_t kTileRows = 32, kTileCols = 512;
+
+// Warp instructions per step, counted in the PTX of kernels/mxfp8/mxfp8_kernel.cuh (nvcc 13.0,
+// sm_90a, -O3; the whole kernel less its ~20-instruction prologue, the loop being unrolled):
+// rowwise 370 per warp and step of 4 vectors (0.36 per element), colwise 610 per warp and tile
+// (0.30 per element), the round-up rule 2-3% more than the floor rule. Registers per thread from
+// ptxas -v of the same build: rowwise 40; colwise 48 (floor) and 64 (round-up), which holds the
+// round-up rule's colwise CTAs to 4 per SM.
+struct KernelCounts {
+  double warp_instructions_per_step;
+  int registers_per_thread;
+  int shared_memory_bytes;
+};
+KernelCounts counts_of(const Mxfp8QuantizeShape& s) {
+  if (s.axis == Mxfp8Axis::rowwise) return {370.0, 40, 0};
+  return {610.0, s.scale_rule == Mxfp8ScaleRule::round_up ? 64 : 48, static_cast<int>(kTileRows * kTileCols * 2)};
+}
+
+class Mxfp8QuantizeModel final : public KernelModel {
+public:
+  Mxfp8QuantizeModel(const KernelSpec& spec, const GpuProfile& gpu) : shape_(spec.mxfp8) {
+    const std::int64_t elements = shape_.elements();
+    rowwise_ = shape_.axis == Mxfp8Axis::rowwise;
+    const KernelCounts counts = counts_of(shape_);
+    if (rowwise_) {
+      steps_ = (elements + kRowwiseStepElements - 1) / kRowwiseStepElements;
+    } else {
+      tile_cols_ = (shape_.cols + kTileCols - 1) / kTileCols;
+      steps_ = shape_.rows / kTileRows * tile_cols_;
+    }
+    if (steps_ > std::numeric_limits<int>::max())
+      throw SpecError(spec.source, "rows",
+                      std::to_string(shape_.rows) + " x " + std::to_string(shape_.cols) + " makes " +
+                          std::to_string(steps_) + " CTA steps, more than the replay holds",
+                      "model the tensor in parts");
+    x_base_ = kHeapBase;
+    out_base_ = align_up(x_base_ + static_cast<Address>(elements) * 2);
+    resources_ = {kThreads, counts.registers_per_thread, counts.shared_memory_bytes};
+    const double warps = kThreads / 32.0;
+    element_cycles_ = warps * counts.warp_instructions_per_step / gpu.sm.warp_schedulers;
+  }
+
+  int tile_count() const override { return static_cast<int>(steps_); }
+  TileLookup lookup_tile(int linear) const override {
+    TileLookup l;
+    l.tile.row = linear;
+    l.tile.local_row = linear;
+    return l;
+  }
+  int k_steps() const override { return 1; }
+
+  void load_boxes(const WorkItem& item, int, std::vector<OperandBox>& out) const override {
+    const std::int64_t step = item.tile.row;
+    if (rowwise_) {
+      const std::int64_t first = step * kRowwiseStepElements;
+      const std::int64_t count = std::min(kRowwiseStepElements, shape_.elements() - first);
+      out.push_back({Operand::a, {x_base_ + static_cast<Address>(first * 2), count * 2, count * 2, 1}});
+      return;
+    }
+    const std::int64_t row0 = step / tile_cols_ * kTileRows, col0 = step % tile_cols_ * kTileCols;
+    const std::int64_t cols = std::min(kTileCols, shape_.cols - col0);
+    out.push_back({Operand::a,
+                   {x_base_ + static_cast<Address>((row0 * shape_.cols + col0) * 2), cols * 2, shape_.cols * 2,
+                    static_cast<int>(kTileRows)}});
+  }
+
+  Box store_box(const TileIndex& tile) const override {
+    const std::int64_t step = tile.row;
+    if (rowwise_) {
+      const std::int64_t first = step * kRowwiseStepElements;
+      const std::int64_t count = std::min(kRowwiseStepElements, shape_.elements() - first);
+      const ByteCount bytes = count + count / kBlock; // elements and their scales
+      return {out_base_ + static_cast<Address>(first + first / kBlock), bytes, bytes, 1};
+    }
+    const std::int64_t row0 = step / tile_cols_ * kTileRows, col0 = step % tile_cols_ * kTileCols;
+    const std::int64_t cols = std::min(kTileCols, shape_.cols - col0);
+    return {out_base_ + static_cast<Address>(col0 * shape_.rows + row0), kTileRows, shape_.rows, static_cast<int>(cols)};
+  }
+
+  Cycle mma_cycles_per_k_step() const override { return 0; }
+  Cycle element_cycles_per_k_step() const override { return element_cycles_; }
+  Cycle epilogue_cycles() const override { return 0; }
+  CtaResources resources() const override { return resources_; }
+  bool uses_tma() const override { return false; }
+  bool calls_tile_scheduler() const override { return false; }
+
+private:
+  Mxfp8QuantizeShape shape_;
+  bool rowwise_ = true;
+  std::int64_t steps_ = 0;
+  std::int64_t tile_cols_ = 1;
+  Address x_base_ = 0, out_base_ = 0;
+  Cycle element_cycles_ = 0;
+  CtaResources resources_;
+};
+
+} // namespace
+
+std::unique_ptr<KernelModel> make_mxfp8_quantize_model(const KernelSpec& spec, const GpuProfile& gpu) {
+  return std::make_unique<Mxfp8QuantizeModel>(spec, gpu);
+}
+
+} // namespace tilesim

@@ -1,0 +1,59 @@
+#include "models/gpu_profile.h"
+#include "models/kernel_spec.h"
+#include "sim/kernel_model.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+using namespace tilesim;
+
+namespace {
+
+KernelSpec quantiser(int rows, int cols, const char* axis) {
+  nlohmann::json j{{"kind", "mxfp8_quantize"}, {"dtype", "bf16"}, {"rows", rows}, {"cols", cols}, {"axis", axis}};
+  return parse_kernel_spec(j, "spec.json");
+}
+GpuProfile h100() { return load_gpu_profile(std::string(TILESIM_SOURCE_DIR) + "/models/gpus/h100_sxm.json"); }
+
+} // namespace
+
+TEST_CASE("mxfp8 quantiser model: a rowwise step reads 16 KiB and writes 8 KiB of elements plus 256 scale bytes") {
+  const GpuProfile gpu = h100();
+  const auto model = make_kernel_model(quantiser(16384, 7168, "rowwise"), gpu);
+  CHECK(kernel_model_name(quantiser(32, 32, "rowwise"), gpu) == "mxfp8_quantize");
+  CHECK(model->tile_count() == 16384 * 7168 / 8192); // 14336 steps of 256 threads x 4 x 8
+  WorkItem item;
+  item.tile = model->lookup_tile(3).tile;
+  std::vector<OperandBox> boxes;
+  model->load_boxes(item, 0, boxes);
+  REQUIRE(boxes.size() == 1);
+  CHECK(boxes[0].box.row_bytes == 16384);
+  CHECK(boxes[0].box.rows == 1);
+  const Box store = model->store_box(item.tile);
+  CHECK(store.row_bytes == 8192 + 256);
+  CHECK(store.base - boxes[0].box.base > 0); // the output lies after the input
+  // 8 warps x 370 instructions over 4 schedulers.
+  CHECK(model->element_cycles_per_k_step() == Approx(740.0));
+  CHECK_FALSE(model->uses_tma());
+  CHECK_FALSE(model->calls_tile_scheduler());
+}
+
+TEST_CASE("mxfp8 quantiser model: a colwise step is a 32 x 512 tile, written as 32-byte runs of the transposed rows") {
+  const GpuProfile gpu = h100();
+  const auto model = make_kernel_model(quantiser(96, 544, "colwise"), gpu);
+  CHECK(model->tile_count() == 3 * 2); // 96 / 32 row blocks x ceil(544 / 512) column tiles
+  WorkItem item;
+  item.tile = model->lookup_tile(1).tile; // rows 0..31, columns 512..543
+  std::vector<OperandBox> boxes;
+  model->load_boxes(item, 0, boxes);
+  REQUIRE(boxes.size() == 1);
+  CHECK(boxes[0].box.row_bytes == 32 * 2); // the 32-column tail
+  CHECK(boxes[0].box.row_stride == 544 * 2);
+  CHECK(boxes[0].box.rows == 32);
+  const Box store = model->store_box(item.tile);
+  CHECK(store.row_bytes == 32);
+  CHECK(store.row_stride == 96);
+  CHECK(store.rows == 32);
+  CHECK(model->resources().shared_memory_bytes == 32 * 512 * 2);
+  CHECK(model->resources().registers_per_thread == 64); // round-up rule
+}
