@@ -180,6 +180,10 @@ GpuProfile parse_gpu_profile(const nlohmann::json& j, const std::string& path) {
     if (p.l2.coalescer_lines_per_gpc % p.l2.coalescer_ways != 0)
       l2.fail("coalescer_lines_per_gpc", "is not a multiple of coalescer_ways", "give whole sets");
     if (p.sm.gpc.empty()) l2.fail("coalescer_lines_per_gpc", "needs sm.gpc", "give the GPC of every SM");
+    // The simulator holds every GPC's coalescer (16 bytes a line): 1 Mi lines in all is 16 MiB.
+    const long long gpcs = *std::max_element(p.sm.gpc.begin(), p.sm.gpc.end()) + 1;
+    if (gpcs * p.l2.coalescer_lines_per_gpc > (1LL << 20))
+      l2.fail("coalescer_lines_per_gpc", "times the GPC count is more than 1 Mi lines", "check both against the probes");
   }
   if (!std::has_single_bit(static_cast<unsigned>(p.l2.line_bytes)) ||
       !std::has_single_bit(static_cast<unsigned>(p.l2.sector_bytes)))

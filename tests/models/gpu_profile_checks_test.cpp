@@ -67,6 +67,15 @@ TEST_CASE("an L2 the simulator cannot hold is refused by the loader, not by bad_
   CHECK(error_of(j) == "no error");
 }
 
+TEST_CASE("request coalescers the simulator cannot hold are refused") {
+  json j = h100_json();
+  for (int sm = 0; sm < 132; ++sm) j["sm"]["gpc"]["value"][sm] = sm; // 132 GPCs
+  j["l2"]["coalescer_lines_per_gpc"]["value"] = 65536;                 // 8.6 Mi lines in all
+  CHECK_THAT(error_of(j), Catch::Contains("l2.coalescer_lines_per_gpc: times the GPC count is more than 1 Mi lines"));
+  j["l2"]["coalescer_lines_per_gpc"]["value"] = 4096; // 540,672 lines
+  CHECK(error_of(j) == "no error");
+}
+
 TEST_CASE("profile fields that must agree") {
   json j = h100_json();
   j["sm"]["max_shared_memory_per_cta_bytes"]["value"] = 300 * 1024;
