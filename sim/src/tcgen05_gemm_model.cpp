@@ -9,6 +9,7 @@
 #include "sim/kernel_model.h"
 
 #include "models/spec_error.h"
+#include "sim/gemm_epilogue.h"
 #include "sim/gemm_operands.h"
 
 #include <algorithm>
@@ -33,7 +34,7 @@ bool block_scaled(Dtype d) { return d == Dtype::mxfp8 || d == Dtype::mxfp4; }
 class Tcgen05GemmModel final : public KernelModel {
 public:
   Tcgen05GemmModel(const KernelSpec& spec, const GpuProfile& gpu)
-      : spec_(spec), pair_(spec.cluster), operands_(spec_) {
+      : spec_(spec), pair_(spec.cluster), operands_(spec_), epilogue_(spec_, operands_.end()) {
     // The launch order walks pair tiles of pair_ * tile.m rows; each CTA takes one half.
     KernelSpec pair_spec = spec;
     pair_spec.tile.m *= pair_;
@@ -69,8 +70,9 @@ public:
     const double operand_cycles = stage_bytes / gpu.sm.mma_operand_bytes_per_cycle;
     mma_cycles_ = std::max(math_cycles, operand_cycles);
 
-    // Four epilogue warps, one per scheduler, drain the tile.
-    epilogue_cycles_ = kEpilogueInstructionsPerElement * spec.tile.m * spec.tile.n / (32.0 * gpu.sm.warp_schedulers);
+    // Four epilogue warps, one per scheduler, drain the tile (and apply a fused bias + activation).
+    epilogue_cycles_ = (kEpilogueInstructionsPerElement + epilogue_.instructions_per_element()) * spec.tile.m *
+                       spec.tile.n / (32.0 * gpu.sm.warp_schedulers);
 
     // TMEM holds the accumulators (one column per output column) and, block-scaled, the scales
     // (tcgen05.cp from shared memory; one more allocation unit).
@@ -95,8 +97,10 @@ public:
     if (resources_.threads > gpu.sm.max_threads)
       throw SpecError(spec.source, "warps", std::to_string(spec.warps) + " warps exceed the SM's thread limit", "use fewer warps");
 
-    // Scale tensors after C, in the 512-byte blocks (128 rows x 4 scales) TMA copies whole.
-    a_scale_base_ = operands_.end();
+    // Scale tensors after C and the fused epilogue's bias ([experts, n]), in the 512-byte blocks
+    // (128 rows x 4 scales) TMA copies whole.
+    const Address bias_bytes = static_cast<Address>(spec.experts()) * spec.n * dtype_bits(spec.c_dtype) / 8;
+    a_scale_base_ = align_allocation(operands_.end() + bias_bytes);
     b_scale_base_ = align_allocation(a_scale_base_ + static_cast<Address>(cta_offsets_.back()) * k_steps() * a_scale_bytes_);
   }
 
@@ -128,6 +132,7 @@ public:
     }
     if (uses_tma())
       for (size_t i = first; i < out.size(); ++i) out[i].box.l2_promotion_256b = true;
+    if (k == 0) epilogue_.bias_box(item.tile, out);
   }
 
   Box store_box(const TileIndex& t) const override { return operands_.store_box(t); }
@@ -142,6 +147,7 @@ private:
   KernelSpec spec_;
   int pair_ = 1;
   GemmOperands operands_;
+  FusedEpilogue epilogue_;
   std::vector<int> pair_offsets_, cta_offsets_;
   TileSpace space_;
   bool scaled_ = false;
