@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kernels/grouped_gemm/grouped_gemm_kernel.cuh"
+#include "kernels/common/expert_tiles.h"
 #include "kernels/common/tensor_maps.h"
 
 namespace tilesim::kernels {
@@ -139,23 +140,12 @@ GroupedGemm::GroupedGemm(const GroupedGemmProblem& problem, const void* x, const
                                             : "bias is given but epilogue is none; set epilogue or pass nullptr");
   require(reinterpret_cast<uintptr_t>(bias) % 4 == 0, "bias must be 4-byte aligned (bf16 pairs)");
 
-  std::vector<int> offsets(2 * (problem.experts + 1), 0); // row_offsets | token_offsets
-  int64_t tokens = 0;
-  for (int e = 0; e < problem.experts; ++e) {
-    const int count = problem.tokens_per_expert[e];
-    require(count >= 0, "tokens_per_expert[" + std::to_string(e) + "] = " + std::to_string(count) + " is negative");
-    offsets[e + 1] = offsets[e] + ceil_div(count, problem.tile_m);
-    tokens += count;
-    require(tokens <= std::numeric_limits<int>::max() - problem.tile_m, "total tokens overflow int");
-    offsets[problem.experts + 1 + e + 1] = static_cast<int>(tokens);
-  }
-  m.total_tokens = static_cast<int>(tokens);
-  require(static_cast<int64_t>(problem.experts) * problem.n <= std::numeric_limits<int>::max(),
-          "experts * n overflows int");
-  const int tile_cols = ceil_div(problem.n, problem.tile_n);
-  const int64_t tiles = static_cast<int64_t>(offsets[problem.experts]) * tile_cols;
-  require(tiles <= std::numeric_limits<int>::max(), "tile count overflows int");
-  m.tiles = static_cast<int>(tiles);
+  const ExpertTiles space = expert_tiles(problem.tokens_per_expert, problem.tile_m, problem.n, problem.tile_n,
+                                         "GroupedGemmProblem");
+  const std::vector<int>& offsets = space.offsets; // row_offsets | token_offsets
+  const int tile_cols = space.tile_cols;
+  m.total_tokens = space.total_tokens;
+  m.tiles = space.tiles;
   // Work items go to clusters in pairs; an odd last item gets a partner that computes but does not store.
   const int pairs = ceil_div(m.tiles, kClusterSize);
   if (problem.persistent) {

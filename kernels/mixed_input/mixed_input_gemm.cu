@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "kernels/common/expert_tiles.h"
 #include "kernels/common/tensor_maps.h"
 #include "kernels/mixed_input/mixed_input_kernel.cuh"
 
@@ -165,23 +166,12 @@ MixedInputGemm::MixedInputGemm(const MixedInputProblem& problem, const MixedInpu
   else
     require(buffers.zeros == nullptr, "int8 weights are symmetric: pass no zero points (zeros = nullptr)");
 
-  std::vector<int> offsets(2 * (problem.experts + 1), 0); // row_offsets | token_offsets
-  int64_t tokens = 0;
-  for (int e = 0; e < problem.experts; ++e) {
-    const int count = problem.tokens_per_expert[e];
-    require(count >= 0, "tokens_per_expert[" + std::to_string(e) + "] = " + std::to_string(count) + " is negative");
-    offsets[e + 1] = offsets[e] + ceil_div(count, problem.tile_tokens);
-    tokens += count;
-    require(tokens <= std::numeric_limits<int>::max() - problem.tile_tokens, "total tokens overflow int");
-    offsets[problem.experts + 1 + e + 1] = static_cast<int>(tokens);
-  }
-  m.total_tokens = static_cast<int>(tokens);
-  require(static_cast<int64_t>(problem.experts) * problem.n <= std::numeric_limits<int>::max(),
-          "experts * n overflows int");
-  const int tile_cols = ceil_div(problem.n, problem.tile_n);
-  const int64_t tiles = static_cast<int64_t>(offsets[problem.experts]) * tile_cols;
-  require(tiles <= std::numeric_limits<int>::max(), "tile count overflows int");
-  m.tiles = static_cast<int>(tiles);
+  const ExpertTiles space = expert_tiles(problem.tokens_per_expert, problem.tile_tokens, problem.n, problem.tile_n,
+                                         "MixedInputProblem");
+  const std::vector<int>& offsets = space.offsets; // row_offsets | token_offsets
+  const int tile_cols = space.tile_cols;
+  m.total_tokens = space.total_tokens;
+  m.tiles = space.tiles;
   const int resident = dispatch(problem, [&](auto instance) { return decltype(instance)::resident_per_sm(problem.stages); });
   require(resident >= 1, "no CTA with " + std::to_string(problem.stages) + " stages fits on an SM; use fewer stages");
   m.grid = problem.persistent ? std::max(1, std::min(m.tiles, sm_count * resident)) : m.tiles;

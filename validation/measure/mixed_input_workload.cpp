@@ -6,6 +6,7 @@
 #include "models/launch_order_names.h"
 #include "validation/measure/device_fill.h"
 #include "validation/measure/measure_error.h"
+#include "validation/measure/traced_launch.h"
 #include "validation/measure/workload.h"
 
 #include <algorithm>
@@ -106,7 +107,6 @@ public:
     } catch (const kernels::KernelError& e) {
       throw MeasureError(MeasureFailure::usage, spec.name + ": " + e.what());
     }
-    row_offsets_ = spec.tile_row_offsets();
   }
 
   void launch(cudaStream_t stream) override {
@@ -127,37 +127,8 @@ public:
   std::string order_name() const override { return to_string(spec_.order); }
 
   std::vector<TileRecord> run_traced(cudaStream_t stream) override {
-    const int tiles = gemm_->tile_count();
-    DeviceBuffer trace(sizeof(kernels::TileTrace) * static_cast<std::size_t>(tiles), "tile trace");
-    check_cuda(cudaMemsetAsync(trace.get(), 0xff, trace.bytes(), stream), "cudaMemsetAsync(tile trace)");
-    try {
-      gemm_->run(stream, static_cast<kernels::TileTrace*>(trace.get()));
-    } catch (const kernels::KernelError& e) {
-      throw MeasureError(MeasureFailure::runtime, e.what());
-    }
-    check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize (after the traced run)");
-    std::vector<kernels::TileTrace> host(static_cast<std::size_t>(tiles));
-    check_cuda(cudaMemcpy(host.data(), trace.get(), trace.bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy(tile trace)");
-    TileSpace space{row_offsets_.data(), spec_.experts(), row_offsets_.back(), spec_.tile_cols()};
-    unsigned long long first = ~0ULL;
-    for (const auto& t : host) first = std::min(first, t.start_ns);
-    std::vector<TileRecord> records;
-    for (int i = 0; i < tiles; ++i) {
-      const kernels::TileTrace& t = host[static_cast<std::size_t>(i)];
-      if (t.linear != i)
-        throw MeasureError(MeasureFailure::runtime, "tile trace record " + std::to_string(i) + " was not written");
-      const TileIndex tile = tile_at(spec_.order, space, i);
-      TileRecord r;
-      r.linear = i;
-      r.expert = tile.expert;
-      r.row = tile.row;
-      r.col = tile.col;
-      r.sm = t.sm;
-      r.start_ns = static_cast<double>(t.start_ns - first);
-      r.end_ns = static_cast<double>(t.end_ns - first);
-      records.push_back(r);
-    }
-    return records;
+    return traced_launch(spec_, gemm_->tile_count(), stream,
+                         [&](kernels::TileTrace* trace) { gemm_->run(stream, trace); });
   }
 
   // Sampled outputs recomputed in double from the device's own operands: dequant(q) = (q - zero) * scale.
@@ -232,7 +203,6 @@ private:
   kernels::MixedInputProblem problem_;
   DeviceBuffer x_, w_, scales_, zeros_, y_;
   std::unique_ptr<kernels::MixedInputGemm> gemm_;
-  std::vector<int> row_offsets_;
 };
 
 } // namespace
