@@ -3,8 +3,11 @@
 
 On the same random bf16 tensor (uniform in [-1, 1) times a power of two per row, so scales vary),
 one run of each candidate in turn, `--reps` rounds (interleaved: the H100's clock drifts with
-temperature, and blocks of runs would favour whichever ran first); CUDA events around each call
-after `--warmup` untimed rounds; medians. Candidates:
+temperature, and blocks of runs would favour whichever ran first), each after an L2 flush (a read of
+twice the L2) and after `--warmup` untimed rounds. Durations are the kernels' own, as CUPTI's
+activity records time them (through torch.profiler, as kernels/elementwise/bench_baselines.py
+does), without host launch overhead: a call's duration is the sum of its kernels'; medians.
+Candidates:
   ours_{rowwise,colwise}_{round_up,floor}: kernels/mxfp8 through --lib (ctypes), E4M3
   torch_rowwise, torch_colwise: the same quantisation (round-up rule, E4M3, saturating) written in
       torch ops and compiled by torch.compile (Inductor, Triton); colwise writes the transposed layout
@@ -17,8 +20,10 @@ import argparse
 import ctypes
 import datetime
 import json
+import os
 import statistics
 import subprocess
+import tempfile
 
 import torch
 
@@ -99,16 +104,35 @@ def main():
         "torch_compile_colwise": lambda: compiled_col(x),
         "copy": lambda: copy_out.copy_(x),
     }
-    times = {k: [] for k in candidates}
-    for rep in range(args.warmup + args.reps):
-        for name, fn in candidates.items():
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
+    scratch = torch.ones(2 * torch.cuda.get_device_properties(0).L2_cache_size // 4, device="cuda")
+    for _ in range(args.warmup):
+        for fn in candidates.values():
             fn()
-            end.record()
-            end.synchronize()
-            if rep >= args.warmup:
-                times[name].append(start.elapsed_time(end) * 1e3)
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(args.reps):
+            for fn in candidates.values():
+                scratch.sum()  # the flush: its reduction kernel separates one call from the next
+                fn()
+        torch.cuda.synchronize()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "trace.json")
+        prof.export_chrome_trace(path)
+        events = json.load(open(path))["traceEvents"]
+    device = sorted((e for e in events if e.get("cat") in ("kernel", "gpu_memcpy")), key=lambda e: e["ts"])
+    calls = []  # the kernels between two flushes (one or more reduction kernels) are one call
+    in_flush = False
+    for e in device:
+        flush = "reduce_kernel" in e["name"]
+        if flush and not in_flush:
+            calls.append(0.0)
+        elif not flush and calls:
+            calls[-1] += e["dur"]
+        in_flush = flush
+    if len(calls) != args.reps * len(candidates):
+        raise RuntimeError(f"{len(calls)} calls in the trace, expected {args.reps * len(candidates)}")
+    names = list(candidates)
+    times = {name: calls[i::len(names)] for i, name in enumerate(names)}
     quant_bytes = 2 * n + n + n // 32
     results = {}
     for name, t in times.items():
@@ -123,7 +147,8 @@ def main():
         "what": "MXFP8 quantisers (E4M3) on a bf16 [rows, cols] tensor: ours, torch.compile'd, and the bf16 copy",
         "rows": r, "cols": c,
         "command": "python3 kernels/mxfp8/bench_quantize.py --lib LIB --out OUT --reps %d --warmup %d" % (args.reps, args.warmup),
-        "timing": "CUDA events around each call, interleaved round by round, medians of --reps",
+        "timing": "CUPTI kernel durations (torch.profiler), L2 flushed before every run, interleaved round by round, "
+                  "medians of --reps",
         "gpu_driver": smi, "torch": torch.__version__,
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "equal_bytes_ours_vs_torch": checks, "results": results,

@@ -68,8 +68,8 @@ std::string mxfp8_unsupported_reason(const Mxfp8QuantizeShape& s) {
   if (s.axis == Mxfp8Axis::colwise && (s.rows % kBlock != 0 || s.cols % 8 != 0))
     return "colwise needs rows a multiple of 32 (the MX block) and cols of 8 (16-byte loads); got " +
            std::to_string(s.rows) + " x " + std::to_string(s.cols);
-  if (s.axis == Mxfp8Axis::colwise && s.rows / kBlock > 0x7FFFFFFF)
-    return "rows = " + std::to_string(s.rows) + " needs more than 2^31 - 1 CTAs; quantise in parts";
+  if (s.axis == Mxfp8Axis::colwise && (s.cols + kTileCols - 1) / kTileCols > 65535)
+    return "cols = " + std::to_string(s.cols) + " needs more than 65535 column tiles of 128 (the grid's y); quantise in parts";
   return {};
 }
 
@@ -86,7 +86,7 @@ Mxfp8Quantize::Mxfp8Quantize(const Mxfp8QuantizeShape& shape, const void* x, voi
     const std::int64_t steps = (shape.elements() / 8 + kRowwiseThreads * kRowwiseUnroll - 1) / (kRowwiseThreads * kRowwiseUnroll);
     grid_x_ = static_cast<int>(std::min<std::int64_t>(steps, static_cast<std::int64_t>(sm_count) * rowwise_ctas_per_sm(shape)));
   } else {
-    grid_x_ = static_cast<int>(shape.rows / kTileRows);
+    grid_x_ = static_cast<int>((shape.rows + kTileRows - 1) / kTileRows);
     grid_y_ = static_cast<int>((shape.cols + kTileCols - 1) / kTileCols);
   }
 }
