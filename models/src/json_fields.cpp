@@ -1,7 +1,7 @@
 #include "models/json_fields.h"
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 namespace tilesim {
@@ -27,10 +27,12 @@ std::string nearest_key(std::string_view key, std::span<const std::string_view> 
       }
     return d[a.size()][b.size()];
   };
+  if (key.empty() || key.size() > 64) return ""; // nothing to correct, or no key is that long
+  // A typo changes a few letters of a word, not most of it: "x" is no typo of "m".
   std::string best;
-  size_t best_distance = std::max<size_t>(2, key.size() / 3) + 1; // a typo changes a few letters, not the word
+  size_t best_distance = std::min(std::max<size_t>(1, key.size() / 3), key.size() - 1) + 1;
   for (const auto k : known) {
-    const size_t dist = key.size() > 64 ? best_distance : distance(key, k);
+    const size_t dist = distance(key, k);
     if (dist < best_distance) {
       best_distance = dist;
       best = k;

@@ -11,6 +11,7 @@
 #include <iostream>
 #include <new>
 #include <stdexcept>
+#include <string>
 #include <map>
 #include <functional>
 
@@ -26,6 +27,13 @@ commands:
   validate   simulate every measured configuration of a dataset and score the predictions
   fusion     a GEMM plus a separate element-wise epilogue kernel against the fused GEMM
 )";
+
+// An option's text echoed back may hold a newline; stderr gets one line.
+std::string one_line(std::string text) {
+  for (char& c : text)
+    if (static_cast<unsigned char>(c) < 0x20) c = '?';
+  return text;
+}
 
 } // namespace
 
@@ -48,7 +56,7 @@ int main(int argc, char** argv) {
   } catch (const tilesim::SpecError& e) {
     std::cerr << "tilesim: " << e.what() << '\n';
   } catch (const boost::program_options::error& e) {
-    std::cerr << "tilesim " << argv[1] << ": " << e.what() << "; see tilesim " << argv[1] << " --help\n";
+    std::cerr << "tilesim " << argv[1] << ": " << one_line(e.what()) << "; see tilesim " << argv[1] << " --help\n";
   } catch (const std::bad_alloc&) {
     std::cerr << "tilesim " << argv[1] << ": out of memory; use a smaller problem or fewer --threads\n";
   } catch (const std::filesystem::filesystem_error& e) {
@@ -63,7 +71,7 @@ int main(int argc, char** argv) {
     std::cerr << "tilesim " << argv[1] << ": internal error (a broken invariant); please report it with the command "
               << "and its input files\n";
   } catch (const std::exception& e) {
-    std::cerr << "tilesim " << argv[1] << ": " << e.what() << '\n';
+    std::cerr << "tilesim " << argv[1] << ": " << one_line(e.what()) << '\n';
   }
   return 1;
 }

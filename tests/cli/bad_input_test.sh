@@ -54,6 +54,7 @@ expect "whatif --kernel ''" "--kernel: '': is empty" whatif --kernel ''
 expect "simulate --gpu ''" "--gpu: '': is empty" simulate --gpu '' --kernel "$work/spec.json"
 expect "simulate --out ''" "--out: '': is empty" simulate --kernel "$work/spec.json" --out ''
 expect "simulate --order ''" "--order: '': is empty" simulate --kernel "$work/spec.json" --order ''
+expect "an option holding a newline" "unrecognised option" simulate $'--kernel\nx' "$work/spec.json"
 expect "misspelt key" 'persistant: is not a known key; did you mean "persistent"?' simulate --kernel "$work/misspelt.json"
 expect "duplicate key" "stages: appears twice" simulate --kernel "$work/duplicate.json"
 expect "tile count past int" "tile.m: makes 4295032832 output tiles" simulate --kernel "$work/overflow.json"

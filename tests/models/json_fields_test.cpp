@@ -39,6 +39,10 @@ TEST_CASE("nearest_key wants a typo, not another word") {
   CHECK(nearest_key("persistant", kKeys) == "persistent");
   CHECK(nearest_key("tiles", kKeys).empty());
   CHECK(nearest_key("", kKeys).empty());
+  constexpr std::string_view kTile[] = {"m", "n", "k"};
+  CHECK(nearest_key("x", kTile).empty()); // one letter is all of the word
+  CHECK(nearest_key("kk", kTile) == "k");
+  CHECK(nearest_key("", kTile).empty());
 }
 
 TEST_CASE("integers are read in their own type, so no large value wraps or rounds into range") {
