@@ -92,6 +92,8 @@ std::vector<std::string> split_list(const std::string& text) {
 int compare_gpus(const std::string& gpu_list, const KernelSpec& spec, const std::string& orders_text, unsigned threads) {
   const auto names = split_list(gpu_list);
   if (names.empty()) throw SpecError("--gpus", gpu_list, "names no GPU", "write e.g. --gpus h100,b200");
+  std::vector<GpuProfile> gpus; // every profile read before the first simulation, so a bad name fails at once
+  for (const auto& name : names) gpus.push_back(load_gpu_profile(name));
   const auto orders = orders_text.empty() ? std::vector<LaunchOrder>{spec.order}
                                           : parse_orders(orders_text, spec.kind == KernelKind::grouped_gemm);
   if (spec.kind == KernelKind::elementwise)
@@ -106,8 +108,7 @@ int compare_gpus(const std::string& gpu_list, const KernelSpec& spec, const std:
   std::printf("  %-6s %-10s %-13s %-14s %10s %9s %8s %11s %9s\n", "gpu", "arch", "kernel model", "order", "time ms",
               "TFLOP/s", "L2 hit", "DRAM rd GB", "speedup");
   double first_ms = 0;
-  for (const auto& name : names) {
-    const GpuProfile gpu = load_gpu_profile(name);
+  for (const auto& gpu : gpus) {
     auto results = simulate_orders(gpu, spec, orders, threads);
     const auto& r = *std::min_element(results.begin(), results.end(),
                                       [](const auto& a, const auto& b) { return a.time_ms < b.time_ms; });

@@ -72,6 +72,9 @@ TEST_CASE("a 2-SM CTA holds its A rows and half of B, with the scale tiles") {
   CHECK(model(gemm_json("mxfp8", 128, 256, 128, 2, 6), b200)->resources().shared_memory_bytes == 203776);
   CHECK_THROWS_AS(model(gemm_json("mxfp8", 128, 256, 128, 2, 7), b200), SpecError); // 237568 > 232448
   CHECK_THROWS_AS(model(gemm_json("bf16", 256, 128, 64, 1), b200), SpecError);       // tcgen05: 64 or 128 rows per SM
+  nlohmann::json mixed = gemm_json("bf16", 128, 256, 64, 2);
+  mixed["b_dtype"] = "int8";
+  CHECK_THROWS_AS(model(mixed, b200), SpecError); // no conversion modelled: refused, not run at the bf16 rate
 }
 
 TEST_CASE("2-SM work items are the halves of pair tiles walked in the launch order") {
