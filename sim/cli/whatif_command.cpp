@@ -101,6 +101,11 @@ int compare_gpus(const std::string& gpu_list, const KernelSpec& spec, const std:
                 to_string(spec.elementwise.op).c_str(), static_cast<long long>(spec.elementwise.elements),
                 to_string(spec.a_dtype).c_str(), spec.elementwise.block, spec.elementwise.vector, spec.elementwise.unroll,
                 spec.persistent ? "persistent" : "grid");
+  else if (spec.kind == KernelKind::mxfp8_quantize)
+    std::printf("%s: MXFP8 quantiser, bf16 %lld x %lld to %s, %s blocks of 32, %s scales\n", spec.name.c_str(),
+                static_cast<long long>(spec.mxfp8.rows), static_cast<long long>(spec.mxfp8.cols),
+                to_string(spec.mxfp8.element).c_str(), to_string(spec.mxfp8.axis).c_str(),
+                to_string(spec.mxfp8.scale_rule).c_str());
   else
     std::printf("%s: %lld x %d x %d over %d expert(s), %s, tile %dx%dx%d, %d stages, cluster %d, %s\n", spec.name.c_str(),
                 static_cast<long long>(spec.total_m()), spec.n, spec.k, spec.experts(), to_string(spec.a_dtype).c_str(),
@@ -144,8 +149,10 @@ int whatif_command(const Args& args) {
 
   const KernelSpec spec = load_kernel_spec(kernel_path);
   if (!gpu_list.empty()) return compare_gpus(gpu_list, spec, orders_text, std::max(1u, threads));
-  if (spec.kind == KernelKind::elementwise)
-    throw SpecError(kernel_path, "kind", "is elementwise: its CTA steps have no launch order to compare",
+  if (!spec.is_gemm())
+    throw SpecError(kernel_path, "kind",
+                    std::string("is ") + (spec.kind == KernelKind::elementwise ? "elementwise" : "mxfp8_quantize") +
+                        ": its CTA steps have no launch order to compare",
                     "compare GPUs with --gpus h100,b200, or run tilesim simulate");
   const GpuProfile gpu = load_gpu_profile(gpu_name);
   const auto orders = parse_orders(orders_text.empty() ? "all" : orders_text, spec.kind == KernelKind::grouped_gemm);

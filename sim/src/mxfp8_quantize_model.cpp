@@ -7,9 +7,9 @@
 //   it writes 8 KiB of elements and 256 scale bytes. The kernel runs a grid-stride loop over 8
 //   CTAs per SM, whose steps in flight at any time are the same contiguous window the grid form
 //   walks. The last step is a short row.
-// colwise: a step is a 32-row x 512-column tile (32 rows of 1 KiB, the tensor's row pitch apart);
-//   it writes 512 (fewer at the column tail) 32-byte runs, one per output row, `rows` bytes apart,
-//   and 512 scale bytes.
+// colwise: a step is a 128-row x 128-column tile (128 rows of 256 bytes, the tensor's row pitch
+//   apart; fewer at the row and column tails); it writes 128 runs of 128 bytes, one per output row,
+//   `rows` bytes apart, and 512 scale bytes.
 //
 // The replay stores one box per item, so the scale bytes travel with the elements: rowwise as 256
 // more bytes on the item's contiguous run (the byte count is exact, their addresses are not);
@@ -33,22 +33,24 @@ Address align_up(Address a) { return (a + kAllocationAlignment - 1) / kAllocatio
 constexpr std::int64_t kBlock = 32;
 constexpr int kThreads = 256;
 constexpr std::int64_t kRowwiseStepElements = kThreads * 4 * 8;
-constexpr std::int64_t kTileRows = 32, kTileCols = 512;
+constexpr std::int64_t kTileRows = 128, kTileCols = 128;
 
-// Warp instructions per step, counted in the PTX of kernels/mxfp8/mxfp8_kernel.cuh (nvcc 13.0,
-// sm_90a, -O3; the whole kernel less its ~20-instruction prologue, the loop being unrolled):
-// rowwise 370 per warp and step of 4 vectors (0.36 per element), colwise 610 per warp and tile
-// (0.30 per element), the round-up rule 2-3% more than the floor rule. Registers per thread from
-// ptxas -v of the same build: rowwise 40; colwise 48 (floor) and 64 (round-up), which holds the
-// round-up rule's colwise CTAs to 4 per SM.
+// Warp instructions per step, counted in the SASS of kernels/mxfp8/mxfp8_kernel.cuh (nvcc 13.0,
+// sm_90a, cuobjdump -sass on the H100 machine: validation/data/h100/mxfp8/sass_counts.txt): the
+// rowwise kernel's body is its loop, unrolled over 4 vectors, so a step is the function less its
+// ~20 instructions of prologue and exit (392 floor, 416 round-up: 372 and 396); a colwise CTA runs
+// its function once (608 and 624). Registers per thread from cuobjdump --dump-resource-usage of
+// the same build: rowwise 39-40; colwise 48 (floor) and 64 (round-up), which holds the round-up
+// rule's colwise CTAs to 4 per SM.
 struct KernelCounts {
   double warp_instructions_per_step;
   int registers_per_thread;
   int shared_memory_bytes;
 };
 KernelCounts counts_of(const Mxfp8QuantizeShape& s) {
-  if (s.axis == Mxfp8Axis::rowwise) return {370.0, 40, 0};
-  return {610.0, s.scale_rule == Mxfp8ScaleRule::round_up ? 64 : 48, static_cast<int>(kTileRows * kTileCols * 2)};
+  const bool round_up = s.scale_rule == Mxfp8ScaleRule::round_up;
+  if (s.axis == Mxfp8Axis::rowwise) return {round_up ? 396.0 : 372.0, 40, 0};
+  return {round_up ? 624.0 : 608.0, round_up ? 64 : 48, static_cast<int>(kTileRows * kTileCols * 2)};
 }
 
 class Mxfp8QuantizeModel final : public KernelModel {
@@ -61,7 +63,7 @@ public:
       steps_ = (elements + kRowwiseStepElements - 1) / kRowwiseStepElements;
     } else {
       tile_cols_ = (shape_.cols + kTileCols - 1) / kTileCols;
-      steps_ = shape_.rows / kTileRows * tile_cols_;
+      steps_ = (shape_.rows + kTileRows - 1) / kTileRows * tile_cols_;
     }
     if (steps_ > std::numeric_limits<int>::max())
       throw SpecError(spec.source, "rows",
@@ -92,11 +94,10 @@ public:
       out.push_back({Operand::a, {x_base_ + static_cast<Address>(first * 2), count * 2, count * 2, 1}});
       return;
     }
-    const std::int64_t row0 = step / tile_cols_ * kTileRows, col0 = step % tile_cols_ * kTileCols;
-    const std::int64_t cols = std::min(kTileCols, shape_.cols - col0);
+    const Tile t = tile_of(step);
     out.push_back({Operand::a,
-                   {x_base_ + static_cast<Address>((row0 * shape_.cols + col0) * 2), cols * 2, shape_.cols * 2,
-                    static_cast<int>(kTileRows)}});
+                   {x_base_ + static_cast<Address>((t.row0 * shape_.cols + t.col0) * 2), t.cols * 2, shape_.cols * 2,
+                    static_cast<int>(t.rows)}});
   }
 
   Box store_box(const TileIndex& tile) const override {
@@ -107,9 +108,8 @@ public:
       const ByteCount bytes = count + count / kBlock; // elements and their scales
       return {out_base_ + static_cast<Address>(first + first / kBlock), bytes, bytes, 1};
     }
-    const std::int64_t row0 = step / tile_cols_ * kTileRows, col0 = step % tile_cols_ * kTileCols;
-    const std::int64_t cols = std::min(kTileCols, shape_.cols - col0);
-    return {out_base_ + static_cast<Address>(col0 * shape_.rows + row0), kTileRows, shape_.rows, static_cast<int>(cols)};
+    const Tile t = tile_of(step);
+    return {out_base_ + static_cast<Address>(t.col0 * shape_.rows + t.row0), t.rows, shape_.rows, static_cast<int>(t.cols)};
   }
 
   Cycle mma_cycles_per_k_step() const override { return 0; }
@@ -120,6 +120,15 @@ public:
   bool calls_tile_scheduler() const override { return false; }
 
 private:
+  // A colwise step's tile: its first row and column and its extent, shorter at the tails.
+  struct Tile {
+    std::int64_t row0, col0, rows, cols;
+  };
+  Tile tile_of(std::int64_t step) const {
+    const std::int64_t row0 = step / tile_cols_ * kTileRows, col0 = step % tile_cols_ * kTileCols;
+    return {row0, col0, std::min(kTileRows, shape_.rows - row0), std::min(kTileCols, shape_.cols - col0)};
+  }
+
   Mxfp8QuantizeShape shape_;
   bool rowwise_ = true;
   std::int64_t steps_ = 0;

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Issue 20's bad quantiser inputs through the real CLI: a quantised dimension that is not a
+# multiple of 32, colwise columns that are not a multiple of 8, an unsupported input or element
+# type, an unknown scale rule or key, and whatif asked for launch orders. Each must exit non-zero
+# with one line on stderr naming the field and the fix.
+#   usage: mxfp8_bad_input_test.sh <tilesim>
+set -uo pipefail
+tilesim=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+
+# expect "<name>" "<words expected on stderr>" tilesim args...
+expect() {
+  local name=$1 words=$2
+  shift 2
+  local rc=0
+  timeout 60 "$tilesim" "$@" >"$work/out" 2>"$work/err" || rc=$?
+  local lines problem=""
+  lines=$(wc -l <"$work/err")
+  if ((rc == 0)); then problem="exit 0"
+  elif ((rc > 123)); then problem="hung or crashed (exit $rc)"
+  elif [[ $lines -ne 1 ]]; then problem="$lines lines on stderr"
+  elif ! grep -qF -- "$words" "$work/err"; then problem="no '$words'"
+  fi
+  if [[ -n $problem ]]; then
+    echo "FAIL $name: $problem: $(head -c 400 "$work/err")"
+    failures=$((failures + 1))
+  else
+    echo "ok   $name: $(cat "$work/err")"
+  fi
+}
+
+# spec NAME FIELDS
+spec() { echo "{\"kind\":\"mxfp8_quantize\",$2}" >"$work/$1.json"; }
+spec cols1000 '"rows":256,"cols":1000,"dtype":"bf16"'
+spec rows100 '"rows":100,"cols":1024,"dtype":"bf16","axis":"colwise"'
+spec cols1020 '"rows":128,"cols":1020,"dtype":"bf16","axis":"colwise"'
+spec fp16 '"rows":256,"cols":1024,"dtype":"fp16"'
+spec e2m1 '"rows":256,"cols":1024,"dtype":"bf16","element":"e2m1"'
+spec rule '"rows":256,"cols":1024,"dtype":"bf16","scale_rule":"nearest"'
+spec misspelt '"rows":256,"cols":1024,"dtype":"bf16","axsi":"colwise"'
+spec good '"rows":256,"cols":1024,"dtype":"bf16"'
+
+expect "cols not a multiple of 32" "cols: is 1000, not a multiple of 32" simulate --gpu h100 --kernel "$work/cols1000.json"
+expect "colwise rows not a multiple of 32" "rows: is 100, not a multiple of 32" simulate --gpu h100 --kernel "$work/rows100.json"
+expect "colwise cols not a multiple of 8" "cols: is 1020, not a multiple of 8" simulate --gpu h100 --kernel "$work/cols1020.json"
+expect "fp16 input" "dtype: is fp16" simulate --gpu h100 --kernel "$work/fp16.json"
+expect "unknown element type" "element: unknown value 'e2m1'" simulate --gpu h100 --kernel "$work/e2m1.json"
+expect "unknown scale rule" "scale_rule: unknown value 'nearest'" simulate --gpu h100 --kernel "$work/rule.json"
+expect "misspelt key" "axsi" simulate --gpu h100 --kernel "$work/misspelt.json"
+expect "whatif orders" "kind: is mxfp8_quantize" whatif --gpu h100 --kernel "$work/good.json"
+if ! timeout 60 "$tilesim" simulate --gpu h100 --kernel "$work/good.json" >/dev/null 2>&1; then
+  echo "FAIL the good spec does not simulate"
+  failures=$((failures + 1))
+fi
+exit $((failures > 0))
