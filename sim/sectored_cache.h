@@ -48,8 +48,9 @@ public:
   std::int64_t sets() const { return sets_; }
   int ways() const { return ways_; }
   bool contains(LineAddress line, SectorMask sectors) const;
-  // Starts bringing a line's set into the host's caches; a box's lookups prefetch their sets a
-  // few lines ahead so that the host's memory latency overlaps (the model's state is megabytes).
+  // Starts bringing a line's set (both its host cache lines) into the host's caches; a box
+  // prefetches all its sets before its first lookup, so that their host memory latencies overlap
+  // (the model's state is megabytes).
   void prefetch(LineAddress line) const {
     const Set& set = sets_data_[static_cast<std::size_t>(set_of(line))];
     __builtin_prefetch(set.tags, 1);

@@ -1,5 +1,7 @@
 #include "sim/sectored_cache.h"
 
+#include <algorithm>
+#include <iterator>
 #include <stdexcept>
 
 #if defined(__SSE2__)
@@ -79,7 +81,7 @@ LookupOutcome SectoredCache::read(LineAddress line, SectorMask sectors) {
     out.miss_sectors = sectors_in(missing);
     out.hit_sectors = sectors_in(sectors) - out.miss_sectors;
     out.hit_ready = state >> kFillShift;
-    set.state[slot] = state | sectors;
+    set.state[slot] = state | (sectors & kValidBits);
     move_to_front(set, slot);
     return out;
   }

@@ -74,3 +74,23 @@ TEST_CASE("sectored cache: a working set within capacity misses only on its firs
     for (LineAddress l = 0; l < 256; ++l) misses += cache.read(l, 0b1111).miss_sectors;
   CHECK(misses == 256 * 4); // only the first pass misses (256 lines spread over 32 sets of 16 ways)
 }
+
+TEST_CASE("sectored cache: LRU order follows every hit, and a fill time is dropped with its line") {
+  // One set of 4 ways.
+  SectoredCache cache({4 * 128, 128, 32, 4});
+  const auto line = lines_in_one_set(cache, 6);
+  for (int i = 0; i < 4; ++i) cache.read(line[i], 0b1111); // recency, newest first: 3 2 1 0
+  cache.read(line[1], 0b0001);                              // 1 3 2 0
+  cache.read(line[0], 0b0001);                              // 0 1 3 2
+  cache.read(line[4], 0b1111);                              // 4 0 1 3: line 2 goes
+  CHECK_FALSE(cache.contains(line[2], 0b0001));
+  cache.read(line[5], 0b1111); // 5 4 0 1: line 3 goes
+  CHECK_FALSE(cache.contains(line[3], 0b0001));
+  for (int i : {0, 1, 4, 5}) CHECK(cache.contains(line[i], 0b1111));
+  // A fill recorded for a line evicted since changes nothing; one for a present line is kept.
+  cache.set_fill_ready(line[2], 900.0);
+  cache.set_fill_ready(line[5], 700.0);
+  CHECK(cache.read(line[5], 0b0001).hit_ready == 701);
+  CHECK(cache.read(line[4], 0b0001).hit_ready == 0);
+  CHECK(cache.read(line[2], 0b0001).hit_ready == 0); // allocated anew: no fill pending
+}
