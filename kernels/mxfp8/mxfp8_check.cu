@@ -158,7 +158,8 @@ int main(int argc, char** argv) {
   struct Shape {
     std::int64_t rows, cols;
   };
-  // Row tails (3, 97 rows), a column tail past one 512-wide tile (544, 1032), one 32-block (32 x 32).
+  // Rowwise: runs that end inside a CTA step (3 x 96, 97 x 1056). Colwise (128 x 128 tiles): tiles
+  // cut short to 32 or 96 rows (32, 96) and to 8 or 32 columns (8, 32, 544, 1032, 520).
   const std::vector<Shape> rowwise = quick ? std::vector<Shape>{{3, 96}, {97, 1056}, {256, 7168}}
                                            : std::vector<Shape>{{1, 32}, {3, 96}, {97, 1056}, {256, 7168}, {1024, 2080}};
   const std::vector<Shape> colwise = quick ? std::vector<Shape>{{32, 8}, {96, 544}, {256, 7168}}
