@@ -38,8 +38,8 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, size_t size) {
       [&] { return tilesim::parse_kernel_spec(tilesim::parse_json_text(text, "fuzz.json", "kernel spec"), "fuzz.json"); });
   if (!parsed) return 0;
   const tilesim::KernelSpec& spec = *parsed;
-  if (spec.kind == tilesim::KernelKind::elementwise) {
-    if (spec.elementwise.elements > (1 << 22)) return 0;
+  if (!spec.is_gemm()) {
+    if (spec.flops() > (1 << 22)) return 0; // one operation per element
   } else {
     const long long tiles = static_cast<long long>(spec.tile_row_offsets().back()) * spec.tile_cols();
     if (tiles > 256 || (spec.k + spec.tile.k - 1) / spec.tile.k > 64) return 0;
@@ -49,7 +49,7 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, size_t size) {
   const tilesim::KernelResult& r = *result;
   if (!(r.time_ms > 0) || !std::isfinite(r.time_ms) || !std::isfinite(r.tflops) || !(r.tflops > 0)) std::abort();
   if (r.l2_hit_rate < 0 || r.l2_hit_rate > 1 || r.dram_read_bytes < 0) std::abort();
-  if (spec.kind != tilesim::KernelKind::elementwise &&
+  if (spec.is_gemm() &&
       static_cast<long long>(r.tiles.size()) != static_cast<long long>(spec.tile_row_offsets().back()) * spec.tile_cols())
     std::abort();
   return 0;
