@@ -11,7 +11,7 @@ namespace tilesim {
 
 // Reads rows, cols, axis, scale_rule and element into `spec` (kind and dtype already set); throws
 // SpecError naming the field and the fix.
-void parse_mxfp8_quantize_spec(const JsonFields& f, KernelSpec& spec);
-nlohmann::json mxfp8_quantize_spec_json(const KernelSpec& spec);
+void parse_mxfp8_quantize_spec(const JsonFields &f, KernelSpec &spec);
+nlohmann::json mxfp8_quantize_spec_json(const KernelSpec &spec);
 
 } // namespace tilesim

@@ -9,8 +9,8 @@ extern "C" {
 
 // axis: 0 rowwise, 1 colwise; rule: 0 floor, 1 round_up; element: 0 e4m3, 1 e5m2. Enqueues one run
 // on `stream` (torch.cuda.current_stream().cuda_stream); returns 0, or 1 with the message in `error`.
-int tilesim_mxfp8_quantize(const void* x, void* elements, void* scales, long long rows, long long cols, int axis,
-                           int rule, int element, int sm_count, void* stream, char* error, int error_len) {
+int tilesim_mxfp8_quantize(const void *x, void *elements, void *scales, long long rows, long long cols, int axis,
+                           int rule, int element, int sm_count, void *stream, char *error, int error_len) {
   try {
     if (axis < 0 || axis > 1 || rule < 0 || rule > 1 || element < 0 || element > 1)
       throw tilesim::kernels::KernelError("axis, rule or element out of range");
@@ -22,7 +22,7 @@ int tilesim_mxfp8_quantize(const void* x, void* elements, void* scales, long lon
     s.element = static_cast<tilesim::Mxfp8Element>(element);
     tilesim::kernels::Mxfp8Quantize(s, x, elements, scales, sm_count).run(static_cast<cudaStream_t>(stream));
     return 0;
-  } catch (const std::exception& e) {
+  } catch (const std::exception &e) {
     if (error && error_len > 0) std::snprintf(error, error_len, "%s", e.what());
     return 1;
   }

@@ -39,31 +39,38 @@ std::uint16_t bf16_bits(float f) { // round to nearest even
 }
 
 // The value of adversarial pattern `kind` at position i of a block.
-std::uint16_t adversarial(int kind, int i, std::mt19937_64& rng) {
+std::uint16_t adversarial(int kind, int i, std::mt19937_64 &rng) {
   std::uniform_real_distribution<float> small(-1.0f, 1.0f);
   switch (kind) {
-  case 0: return 0;                                                           // all zero
-  case 1: return i == 7 ? bf16_bits(-0x1p100f) : bf16_bits(small(rng));      // one huge value
-  case 2: return static_cast<std::uint16_t>((rng() & 0x807F) | (i == 3 ? 1 : 0)); // subnormals only
-  case 3: return i == 5 ? 0x7FC1 : bf16_bits(small(rng) * 8);                  // a NaN
-  case 4: return i == 0 ? 0x7F80 : i == 1 ? 0xFF80 : bf16_bits(small(rng) * 1000); // +-Inf
+  case 0:
+    return 0; // all zero
+  case 1:
+    return i == 7 ? bf16_bits(-0x1p100f) : bf16_bits(small(rng)); // one huge value
+  case 2:
+    return static_cast<std::uint16_t>((rng() & 0x807F) | (i == 3 ? 1 : 0)); // subnormals only
+  case 3:
+    return i == 5 ? 0x7FC1 : bf16_bits(small(rng) * 8); // a NaN
+  case 4:
+    return i == 0 ? 0x7F80 : i == 1 ? 0xFF80 : bf16_bits(small(rng) * 1000); // +-Inf
   case 5: { // the E4M3 and E5M2 largest values, their neighbours, and the mid-points past them
     const float v[] = {448, -448, 450, 464, -480, 57344, 61440, 240, 232, 0.001953125f, 0.0009765625f};
     return bf16_bits(v[i % 11]);
   }
-  case 6: return i == 31 ? 0x7F7F : bf16_bits(small(rng) * 0x1p120f); // bf16's largest value
-  default: return bf16_bits(small(rng) * (i % 2 ? 1.75f : 0.0f));       // +-0 and ties
+  case 6:
+    return i == 31 ? 0x7F7F : bf16_bits(small(rng) * 0x1p120f); // bf16's largest value
+  default:
+    return bf16_bits(small(rng) * (i % 2 ? 1.75f : 0.0f)); // +-0 and ties
   }
 }
 constexpr int kPatterns = 8;
 
-std::string describe(const Mxfp8QuantizeShape& s) {
+std::string describe(const Mxfp8QuantizeShape &s) {
   return tilesim::to_string(s.axis) + " " + tilesim::to_string(s.scale_rule) + " " + tilesim::to_string(s.element) +
          " " + std::to_string(s.rows) + "x" + std::to_string(s.cols);
 }
 
 struct DeviceBuffer {
-  void* p = nullptr;
+  void *p = nullptr;
   explicit DeviceBuffer(std::size_t bytes, unsigned char poison) {
     check(cudaMalloc(&p, bytes), "cudaMalloc");
     check(cudaMemset(p, poison, bytes), "cudaMemset(poison)");
@@ -76,14 +83,14 @@ bool same_bf16(std::uint16_t a, std::uint16_t b) {
   return nan_a || nan_b ? nan_a == nan_b : a == b;
 }
 
-int run_case(const Mxfp8QuantizeShape& s, int sm_count, std::mt19937_64& rng) {
+int run_case(const Mxfp8QuantizeShape &s, int sm_count, std::mt19937_64 &rng) {
   const std::int64_t n = s.elements();
   std::vector<std::uint16_t> x(static_cast<std::size_t>(n));
   std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
   std::uniform_int_distribution<int> exponent(-40, 40);
   const bool rowwise = s.axis == Mxfp8Axis::rowwise;
   const std::int64_t lines = rowwise ? s.rows : s.cols, length = rowwise ? s.cols : s.rows;
-  auto at = [&](std::int64_t line, std::int64_t k) -> std::uint16_t& {
+  auto at = [&](std::int64_t line, std::int64_t k) -> std::uint16_t & {
     return rowwise ? x[line * s.cols + k] : x[k * s.cols + line];
   };
   for (std::int64_t line = 0; line < lines; ++line)
@@ -91,8 +98,8 @@ int run_case(const Mxfp8QuantizeShape& s, int sm_count, std::mt19937_64& rng) {
       const int block_number = static_cast<int>((line * (length / ref::kBlock) + b) % 23);
       const float magnitude = std::ldexp(1.0f, exponent(rng));
       for (int i = 0; i < ref::kBlock; ++i)
-        at(line, b * ref::kBlock + i) = block_number < kPatterns ? adversarial(block_number, i, rng)
-                                                                 : bf16_bits(unit(rng) * magnitude);
+        at(line, b * ref::kBlock + i) =
+            block_number < kPatterns ? adversarial(block_number, i, rng) : bf16_bits(unit(rng) * magnitude);
     }
   const ref::Quantized want = ref::quantize(x, s.rows, s.cols, s);
 
@@ -105,7 +112,7 @@ int run_case(const Mxfp8QuantizeShape& s, int sm_count, std::mt19937_64& rng) {
     tk::Mxfp8Quantize q(s, dx.p, de.p, ds.p, sm_count);
     q.run(nullptr);
     tk::mxfp8_dequantize(s.element, de.p, ds.p, dout.p, lines, length, sm_count, nullptr);
-  } catch (const tk::KernelError& e) {
+  } catch (const tk::KernelError &e) {
     std::printf("FAIL %s: %s\n", where.c_str(), e.what());
     return 1;
   }
@@ -145,7 +152,7 @@ int run_case(const Mxfp8QuantizeShape& s, int sm_count, std::mt19937_64& rng) {
 
 } // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char **argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
@@ -160,24 +167,26 @@ int main(int argc, char** argv) {
   };
   // Rowwise: runs that end inside a CTA step (3 x 96, 97 x 1056). Colwise (128 x 128 tiles): tiles
   // cut short to 32 or 96 rows (32, 96) and to 8 or 32 columns (8, 32, 544, 1032, 520).
-  const std::vector<Shape> rowwise = quick ? std::vector<Shape>{{3, 96}, {97, 1056}, {256, 7168}}
-                                           : std::vector<Shape>{{1, 32}, {3, 96}, {97, 1056}, {256, 7168}, {1024, 2080}};
-  const std::vector<Shape> colwise = quick ? std::vector<Shape>{{32, 8}, {96, 544}, {256, 7168}}
-                                           : std::vector<Shape>{{32, 8}, {32, 32}, {96, 544}, {256, 1032}, {256, 7168}, {2048, 520}};
+  const std::vector<Shape> rowwise = quick
+                                         ? std::vector<Shape>{{3, 96}, {97, 1056}, {256, 7168}}
+                                         : std::vector<Shape>{{1, 32}, {3, 96}, {97, 1056}, {256, 7168}, {1024, 2080}};
+  const std::vector<Shape> colwise =
+      quick ? std::vector<Shape>{{32, 8}, {96, 544}, {256, 7168}}
+            : std::vector<Shape>{{32, 8}, {32, 32}, {96, 544}, {256, 1032}, {256, 7168}, {2048, 520}};
   int failures = 0, cases = 0;
   for (Mxfp8ScaleRule rule : {Mxfp8ScaleRule::floor, Mxfp8ScaleRule::round_up})
     for (Mxfp8Element element : {Mxfp8Element::e4m3, Mxfp8Element::e5m2})
       for (Mxfp8Axis axis : {Mxfp8Axis::rowwise, Mxfp8Axis::colwise})
-        for (const Shape& sh : axis == Mxfp8Axis::rowwise ? rowwise : colwise) {
+        for (const Shape &sh : axis == Mxfp8Axis::rowwise ? rowwise : colwise) {
           failures += run_case({sh.rows, sh.cols, axis, rule, element}, sm_count, rng);
           ++cases;
         }
   // Shapes the kernels cannot cut into blocks are refused with a message, not launched.
-  for (const auto& [s, what] : std::vector<std::pair<Mxfp8QuantizeShape, const char*>>{
-           {{4, 48, Mxfp8Axis::rowwise}, "rowwise cols 48"},
-           {{48, 64, Mxfp8Axis::colwise}, "colwise rows 48"},
-           {{64, 12, Mxfp8Axis::colwise}, "colwise cols 12"},
-           {{0, 64, Mxfp8Axis::rowwise}, "zero rows"}}) {
+  for (const auto &[s, what] :
+       std::vector<std::pair<Mxfp8QuantizeShape, const char *>>{{{4, 48, Mxfp8Axis::rowwise}, "rowwise cols 48"},
+                                                                {{48, 64, Mxfp8Axis::colwise}, "colwise rows 48"},
+                                                                {{64, 12, Mxfp8Axis::colwise}, "colwise cols 12"},
+                                                                {{0, 64, Mxfp8Axis::rowwise}, "zero rows"}}) {
     ++cases;
     if (tk::mxfp8_unsupported_reason(s).empty()) {
       std::printf("FAIL %s was accepted\n", what);

@@ -13,29 +13,29 @@ constexpr long long kBlock = 32;
 constexpr long long kMaxElements = 1LL << 36;
 constexpr long long kMaxDim = 1LL << 31;
 
-constexpr std::string_view kMxfp8Keys[] = {"name", "kind", "dtype", "rows", "cols", "axis", "scale_rule",
-                                           "element", "command"};
+constexpr std::string_view kMxfp8Keys[] = {"name", "kind",       "dtype",   "rows",   "cols",
+                                           "axis", "scale_rule", "element", "command"};
 
 template <typename Enum> struct Named {
   Enum value;
-  const char* name;
+  const char *name;
 };
 constexpr Named<Mxfp8Axis> kAxes[] = {{Mxfp8Axis::rowwise, "rowwise"}, {Mxfp8Axis::colwise, "colwise"}};
 constexpr Named<Mxfp8ScaleRule> kRules[] = {{Mxfp8ScaleRule::floor, "floor"}, {Mxfp8ScaleRule::round_up, "round_up"}};
 constexpr Named<Mxfp8Element> kElements[] = {{Mxfp8Element::e4m3, "e4m3"}, {Mxfp8Element::e5m2, "e5m2"}};
 
 template <typename Enum, std::size_t N> std::string name_of(const Named<Enum> (&names)[N], Enum value) {
-  for (const auto& n : names)
+  for (const auto &n : names)
     if (n.value == value) return n.name;
   return "unknown";
 }
 
 template <typename Enum, std::size_t N>
-Enum parse_named(const JsonFields& f, const char* key, const Named<Enum> (&names)[N], Enum fallback) {
+Enum parse_named(const JsonFields &f, const char *key, const Named<Enum> (&names)[N], Enum fallback) {
   if (!f.has(key)) return fallback;
   const std::string given = f.string(key);
   std::string choices;
-  for (const auto& n : names) {
+  for (const auto &n : names) {
     if (given == n.name) return n.value;
     choices += std::string(choices.empty() ? "" : " or ") + "\"" + n.name + "\"";
   }
@@ -48,22 +48,22 @@ std::string to_string(Mxfp8Axis axis) { return name_of(kAxes, axis); }
 std::string to_string(Mxfp8ScaleRule rule) { return name_of(kRules, rule); }
 std::string to_string(Mxfp8Element element) { return name_of(kElements, element); }
 
-void parse_mxfp8_quantize_spec(const JsonFields& f, KernelSpec& s) {
+void parse_mxfp8_quantize_spec(const JsonFields &f, KernelSpec &s) {
   f.refuse_unknown_keys(kMxfp8Keys);
   if (s.a_dtype != Dtype::bf16)
     f.fail("dtype", "is " + to_string(s.a_dtype) + ", which the MXFP8 quantiser does not take", "use \"bf16\"");
-  Mxfp8QuantizeShape& q = s.mxfp8;
+  Mxfp8QuantizeShape &q = s.mxfp8;
   q.rows = f.integer("rows", 1, kMaxDim);
   q.cols = f.integer("cols", 1, kMaxDim);
   q.axis = parse_named(f, "axis", kAxes, Mxfp8Axis::rowwise);
   q.scale_rule = parse_named(f, "scale_rule", kRules, Mxfp8ScaleRule::round_up);
   q.element = parse_named(f, "element", kElements, Mxfp8Element::e4m3);
   // The quantised dimension is cut into whole blocks of 32; a partial block has no defined scale.
-  const char* quantised = q.axis == Mxfp8Axis::rowwise ? "cols" : "rows";
+  const char *quantised = q.axis == Mxfp8Axis::rowwise ? "cols" : "rows";
   const long long along = q.axis == Mxfp8Axis::rowwise ? q.cols : q.rows;
   if (along % kBlock != 0)
-    f.fail(quantised, "is " + std::to_string(along) + ", not a multiple of 32 (the MX block) for " + to_string(q.axis) +
-                          " blocks",
+    f.fail(quantised,
+           "is " + std::to_string(along) + ", not a multiple of 32 (the MX block) for " + to_string(q.axis) + " blocks",
            "pad it to " + std::to_string((along + kBlock - 1) / kBlock * kBlock));
   // The column quantiser loads 16-byte vectors of 8 bf16 along a row.
   if (q.axis == Mxfp8Axis::colwise && q.cols % 8 != 0)
@@ -81,11 +81,16 @@ void parse_mxfp8_quantize_spec(const JsonFields& f, KernelSpec& s) {
   s.load = LoadPath::cp_async;
 }
 
-nlohmann::json mxfp8_quantize_spec_json(const KernelSpec& s) {
-  const Mxfp8QuantizeShape& q = s.mxfp8;
-  return {{"name", s.name},         {"kind", "mxfp8_quantize"},         {"dtype", to_string(s.a_dtype)},
-          {"rows", q.rows},         {"cols", q.cols},                   {"axis", to_string(q.axis)},
-          {"scale_rule", to_string(q.scale_rule)}, {"element", to_string(q.element)}};
+nlohmann::json mxfp8_quantize_spec_json(const KernelSpec &s) {
+  const Mxfp8QuantizeShape &q = s.mxfp8;
+  return {{"name", s.name},
+          {"kind", "mxfp8_quantize"},
+          {"dtype", to_string(s.a_dtype)},
+          {"rows", q.rows},
+          {"cols", q.cols},
+          {"axis", to_string(q.axis)},
+          {"scale_rule", to_string(q.scale_rule)},
+          {"element", to_string(q.element)}};
 }
 
 } // namespace tilesim

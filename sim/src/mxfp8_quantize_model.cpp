@@ -47,7 +47,7 @@ struct KernelCounts {
   int registers_per_thread;
   int shared_memory_bytes;
 };
-KernelCounts counts_of(const Mxfp8QuantizeShape& s) {
+KernelCounts counts_of(const Mxfp8QuantizeShape &s) {
   const bool round_up = s.scale_rule == Mxfp8ScaleRule::round_up;
   if (s.axis == Mxfp8Axis::rowwise) return {round_up ? 396.0 : 372.0, 40, 0};
   return {round_up ? 624.0 : 608.0, round_up ? 64 : 48, static_cast<int>(kTileRows * kTileCols * 2)};
@@ -55,7 +55,7 @@ KernelCounts counts_of(const Mxfp8QuantizeShape& s) {
 
 class Mxfp8QuantizeModel final : public KernelModel {
 public:
-  Mxfp8QuantizeModel(const KernelSpec& spec, const GpuProfile& gpu) : shape_(spec.mxfp8) {
+  Mxfp8QuantizeModel(const KernelSpec &spec, const GpuProfile &gpu) : shape_(spec.mxfp8) {
     const std::int64_t elements = shape_.elements();
     rowwise_ = shape_.axis == Mxfp8Axis::rowwise;
     const KernelCounts counts = counts_of(shape_);
@@ -86,7 +86,7 @@ public:
   }
   int k_steps() const override { return 1; }
 
-  void load_boxes(const WorkItem& item, int, std::vector<OperandBox>& out) const override {
+  void load_boxes(const WorkItem &item, int, std::vector<OperandBox> &out) const override {
     const std::int64_t step = item.tile.row;
     if (rowwise_) {
       const std::int64_t first = step * kRowwiseStepElements;
@@ -100,7 +100,7 @@ public:
                     static_cast<int>(t.rows)}});
   }
 
-  Box store_box(const TileIndex& tile) const override {
+  Box store_box(const TileIndex &tile) const override {
     const std::int64_t step = tile.row;
     if (rowwise_) {
       const std::int64_t first = step * kRowwiseStepElements;
@@ -109,7 +109,8 @@ public:
       return {out_base_ + static_cast<Address>(first + first / kBlock), bytes, bytes, 1};
     }
     const Tile t = tile_of(step);
-    return {out_base_ + static_cast<Address>(t.col0 * shape_.rows + t.row0), t.rows, shape_.rows, static_cast<int>(t.cols)};
+    return {out_base_ + static_cast<Address>(t.col0 * shape_.rows + t.row0), t.rows, shape_.rows,
+            static_cast<int>(t.cols)};
   }
 
   Cycle mma_cycles_per_k_step() const override { return 0; }
@@ -140,7 +141,7 @@ private:
 
 } // namespace
 
-std::unique_ptr<KernelModel> make_mxfp8_quantize_model(const KernelSpec& spec, const GpuProfile& gpu) {
+std::unique_ptr<KernelModel> make_mxfp8_quantize_model(const KernelSpec &spec, const GpuProfile &gpu) {
   return std::make_unique<Mxfp8QuantizeModel>(spec, gpu);
 }
 

@@ -9,7 +9,7 @@ using namespace tilesim;
 
 namespace {
 
-KernelSpec quantiser(int rows, int cols, const char* axis) {
+KernelSpec quantiser(int rows, int cols, const char *axis) {
   nlohmann::json j{{"kind", "mxfp8_quantize"}, {"dtype", "bf16"}, {"rows", rows}, {"cols", cols}, {"axis", axis}};
   return parse_kernel_spec(j, "spec.json");
 }

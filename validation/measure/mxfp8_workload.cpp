@@ -17,16 +17,16 @@ namespace {
 namespace ref = kernels::mxfp8_reference;
 constexpr int kCheckBlocks = 64;
 
-template <typename T> T read_device(const void* base, std::int64_t index) {
+template <typename T> T read_device(const void *base, std::int64_t index) {
   T v{};
-  check_cuda(cudaMemcpy(&v, static_cast<const T*>(base) + index, sizeof(T), cudaMemcpyDeviceToHost),
+  check_cuda(cudaMemcpy(&v, static_cast<const T *>(base) + index, sizeof(T), cudaMemcpyDeviceToHost),
              "cudaMemcpy(output sample)");
   return v;
 }
 
 class Mxfp8QuantizeWorkload final : public MeasuredWorkload {
 public:
-  Mxfp8QuantizeWorkload(const KernelSpec& spec, int device, std::uint64_t seed, cudaStream_t stream)
+  Mxfp8QuantizeWorkload(const KernelSpec &spec, int device, std::uint64_t seed, cudaStream_t stream)
       : spec_(spec), x_(static_cast<std::size_t>(spec.mxfp8.elements()) * 2, "x (bf16)"),
         elements_(static_cast<std::size_t>(spec.mxfp8.elements()), "elements (fp8)"),
         scales_(static_cast<std::size_t>(spec.mxfp8.elements() / ref::kBlock), "scales (e8m0)") {
@@ -39,7 +39,7 @@ public:
                "cudaDeviceGetAttribute(cudaDevAttrMultiProcessorCount)");
     try {
       kernel_ = std::make_unique<kernels::Mxfp8Quantize>(spec.mxfp8, x_.get(), elements_.get(), scales_.get(), sms);
-    } catch (const kernels::KernelError& e) {
+    } catch (const kernels::KernelError &e) {
       throw MeasureError(MeasureFailure::usage, spec.name + ": " + e.what());
     }
   }
@@ -47,7 +47,7 @@ public:
   void launch(cudaStream_t stream) override {
     try {
       kernel_->run(stream);
-    } catch (const kernels::KernelError& e) {
+    } catch (const kernels::KernelError &e) {
       throw MeasureError(MeasureFailure::runtime, e.what());
     }
   }
@@ -65,7 +65,7 @@ public:
 
   // Sampled blocks, the last one included, against the CPU reference on the device's own input.
   nlohmann::json check_output() override {
-    const Mxfp8QuantizeShape& s = spec_.mxfp8;
+    const Mxfp8QuantizeShape &s = spec_.mxfp8;
     const bool rowwise = s.axis == Mxfp8Axis::rowwise;
     const std::int64_t length = rowwise ? s.cols : s.rows, blocks = s.elements() / ref::kBlock;
     std::mt19937_64 rng(12345);
@@ -74,15 +74,17 @@ public:
       const std::int64_t line = block / (length / ref::kBlock), start = block % (length / ref::kBlock) * ref::kBlock;
       std::uint16_t values[ref::kBlock];
       for (int i = 0; i < ref::kBlock; ++i)
-        values[i] = read_device<std::uint16_t>(x_.get(), rowwise ? line * s.cols + start + i : (start + i) * s.cols + line);
+        values[i] =
+            read_device<std::uint16_t>(x_.get(), rowwise ? line * s.cols + start + i : (start + i) * s.cols + line);
       const ref::Block want = ref::quantize_block(values, 1, s.scale_rule, s.element);
       bool same = read_device<std::uint8_t>(scales_.get(), block) == want.scale;
       for (int i = 0; i < ref::kBlock && same; ++i)
         same = read_device<std::uint8_t>(elements_.get(), line * length + start + i) == want.elements[i];
       if (!same)
-        throw MeasureError(MeasureFailure::runtime,
-                           spec_.name + ": output check failed at block " + std::to_string(block) +
-                               " (bytes differ from the CPU reference); the kernel is wrong for this spec, do not trust its timings");
+        throw MeasureError(
+            MeasureFailure::runtime,
+            spec_.name + ": output check failed at block " + std::to_string(block) +
+                " (bytes differ from the CPU reference); the kernel is wrong for this spec, do not trust its timings");
     }
     return {{"blocks_checked", kCheckBlocks}, {"bit_exact", true}};
   }
@@ -95,7 +97,7 @@ private:
 
 } // namespace
 
-std::unique_ptr<MeasuredWorkload> make_mxfp8_quantize_workload(const KernelSpec& spec, int device, std::uint64_t seed,
+std::unique_ptr<MeasuredWorkload> make_mxfp8_quantize_workload(const KernelSpec &spec, int device, std::uint64_t seed,
                                                                cudaStream_t stream) {
   return std::make_unique<Mxfp8QuantizeWorkload>(spec, device, seed, stream);
 }

@@ -107,12 +107,12 @@ TEST_CASE("mxfp8 reference: decoding and rounding to bf16") {
   CHECK(ref::decode_element(0x01, Mxfp8Element::e4m3) == 0x1p-9);
   CHECK(ref::decode_element(0x7B, Mxfp8Element::e5m2) == 57344.0);
   CHECK(std::isinf(ref::decode_element(0x7C, Mxfp8Element::e5m2)));
-  CHECK(ref::round_to_bf16(896.0) == 0x4460);              // 1.75 * 2^9
-  CHECK(ref::round_to_bf16(0x1.cp-119) == 0x0460);         // 448 * 2^-127: exponent field 8
-  CHECK(ref::round_to_bf16(0x1p-136) == 0x0000);           // below half of bf16's least subnormal 2^-133
-  CHECK(ref::round_to_bf16(0x1.cp128) == 0x7F80);          // 448 * 2^120 overflows: Inf
-  CHECK(ref::round_to_bf16(1.0 + 0x1p-8) == 0x3F80);       // halfway: even
-  CHECK(ref::round_to_bf16(1.0 + 3 * 0x1p-8) == 0x3F82);   // halfway: even (up)
+  CHECK(ref::round_to_bf16(896.0) == 0x4460);            // 1.75 * 2^9
+  CHECK(ref::round_to_bf16(0x1.cp-119) == 0x0460);       // 448 * 2^-127: exponent field 8
+  CHECK(ref::round_to_bf16(0x1p-136) == 0x0000);         // below half of bf16's least subnormal 2^-133
+  CHECK(ref::round_to_bf16(0x1.cp128) == 0x7F80);        // 448 * 2^120 overflows: Inf
+  CHECK(ref::round_to_bf16(1.0 + 0x1p-8) == 0x3F80);     // halfway: even
+  CHECK(ref::round_to_bf16(1.0 + 3 * 0x1p-8) == 0x3F82); // halfway: even (up)
 }
 
 TEST_CASE("mxfp8 reference: quantise then dequantise stays within E4M3's precision (round-up rule, seed 20)") {
@@ -120,7 +120,7 @@ TEST_CASE("mxfp8 reference: quantise then dequantise stays within E4M3's precisi
   std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
   const std::int64_t rows = 64, cols = 96;
   std::vector<std::uint16_t> x(rows * cols);
-  for (auto& v : x) v = bf16(unit(rng) * std::ldexp(1.0f, static_cast<int>(rng() % 41) - 20));
+  for (auto &v : x) v = bf16(unit(rng) * std::ldexp(1.0f, static_cast<int>(rng() % 41) - 20));
   for (Mxfp8Axis axis : {Mxfp8Axis::rowwise, Mxfp8Axis::colwise}) {
     const Mxfp8QuantizeShape shape{rows, cols, axis, Mxfp8ScaleRule::round_up, Mxfp8Element::e4m3};
     const ref::Quantized q = ref::quantize(x, rows, cols, shape);
