@@ -188,9 +188,10 @@ GpuProfile parse_gpu_profile(const nlohmann::json& j, const std::string& path) {
   if (!std::has_single_bit(static_cast<unsigned>(p.l2.line_bytes)) ||
       !std::has_single_bit(static_cast<unsigned>(p.l2.sector_bytes)))
     l2.fail("line_bytes", "line and sector sizes must be powers of two", "use 128 and 32");
-  if (p.l2.ways > 64) l2.fail("ways", "more than 64 ways is not modelled", "use at most 64");
-  if (p.l2.line_bytes % p.l2.sector_bytes != 0 || p.l2.line_bytes / p.l2.sector_bytes > 8)
-    l2.fail("sector_bytes", "must divide line_bytes into at most 8 sectors", "use 32 with 128-byte lines");
+  // The simulator's L2 sets hold 16 tags and 4 valid bits per line (sim/sectored_cache.h).
+  if (p.l2.ways > 16) l2.fail("ways", "more than 16 ways is not modelled", "use at most 16");
+  if (p.l2.line_bytes % p.l2.sector_bytes != 0 || p.l2.line_bytes / p.l2.sector_bytes > 4)
+    l2.fail("sector_bytes", "must divide line_bytes into at most 4 sectors", "use 32 with 128-byte lines");
   const long long sets_total = p.l2.size_bytes / (static_cast<long long>(p.l2.line_bytes) * p.l2.ways);
   if (sets_total < p.l2.slices || p.l2.slices % p.l2.partitions != 0)
     l2.fail("slices", "must be a multiple of partitions and at most size/(line*ways)", "check the L2 geometry");
