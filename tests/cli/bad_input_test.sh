@@ -9,30 +9,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0
 
-# expect "<name>" "<words expected on stderr>" tilesim args...
-expect() {
-  local name=$1 words=$2
-  shift 2
-  local rc=0
-  timeout 60 "$tilesim" "$@" >"$work/out" 2>"$work/err" || rc=$?
-  local lines
-  lines=$(wc -l <"$work/err")
-  local problem=""
-  if ((rc == 0)); then problem="exit 0"
-  elif ((rc == 124)); then problem="hung (killed after 60 s)"
-  elif ((rc > 128)); then problem="crashed (signal $((rc - 128)))"
-  elif [[ $lines -ne 1 ]]; then problem="$lines lines on stderr"
-  elif ! grep -qF -- "$words" "$work/err"; then problem="no '$words'"
-  elif grep -qE 'json\.exception|type_error|basic_filebuf|bad_alloc|_M_default_append|what\(\)' "$work/err"; then
-    problem="library text"
-  fi
-  if [[ -n $problem ]]; then
-    echo "FAIL $name: $problem: $(head -c 400 "$work/err")"
-    failures=$((failures + 1))
-  else
-    echo "ok   $name: $(cat "$work/err")"
-  fi
-}
+# expect "<name>" "<words>" <tilesim args...>: one line on stderr and a non-zero exit
+source "$(dirname "$0")/expect_refusal.sh"
 
 cat >"$work/spec.json" <<'JSON'
 {"name":"small","kind":"gemm","dtype":"bf16","m":512,"n":512,"k":256,"tile":{"m":128,"n":128,"k":64},

@@ -10,26 +10,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0
 
-# expect "<name>" "<words expected on stderr>" tilesim args...
-expect() {
-  local name=$1 words=$2
-  shift 2
-  local rc=0
-  timeout 60 "$tilesim" "$@" >"$work/out" 2>"$work/err" || rc=$?
-  local lines problem=""
-  lines=$(wc -l <"$work/err")
-  if ((rc == 0)); then problem="exit 0"
-  elif ((rc > 123)); then problem="hung or crashed (exit $rc)"
-  elif [[ $lines -ne 1 ]]; then problem="$lines lines on stderr"
-  elif ! grep -qF -- "$words" "$work/err"; then problem="no '$words'"
-  fi
-  if [[ -n $problem ]]; then
-    echo "FAIL $name: $problem: $(head -c 400 "$work/err")"
-    failures=$((failures + 1))
-  else
-    echo "ok   $name: $(cat "$work/err")"
-  fi
-}
+# expect "<name>" "<words>" <tilesim args...>: one line on stderr and a non-zero exit
+source "$(dirname "$0")/expect_refusal.sh"
 
 # spec NAME FIELDS
 spec() { echo "{\"kind\":\"mxfp8_quantize\",$2}" >"$work/$1.json"; }
