@@ -18,7 +18,7 @@ std::string lower(std::string s) {
   return s;
 }
 
-// What makes two results the same kernel: everything but the order (and the labels, the
+// What makes two results the same kernel: everything but the order (and the names, the
 // recorded command and the measured grid, which the order or the harness set).
 QString config_of(const nlohmann::json &kernel) {
   if (!kernel.is_object()) return {};

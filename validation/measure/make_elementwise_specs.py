@@ -73,7 +73,7 @@ def main():
     SPECS.mkdir(parents=True, exist_ok=True)
     for name, spec in CONFIGS:
         spec = {"name": name, **spec,
-                "comment": "python3 validation/measure/make_elementwise_specs.py (writes this spec); "
+                "command": "python3 validation/measure/make_elementwise_specs.py (writes this spec); "
                            "measured by kernels/elementwise/run_device.sh"}
         (SPECS / f"{name}.json").write_text(json.dumps(spec) + "\n")
     print(f"wrote {len(CONFIGS)} specs to {SPECS}")

@@ -82,6 +82,8 @@ def spec(shape, tile, weight, group, conversion, persistent, order):
         "layout": {"a": "row", "b": "col"},
         "tile": {"m": tile, "n": tile_n, "k": tile_k}, "stages": stages, "warps": 4 * (CONSUMERS[tile] + 1),
         "load": "tma", "persistent": persistent, "cluster": 1, "order": order,
+        "command": "python3 validation/measure/make_mixed_input_specs.py (writes this spec); "
+                   "measured by kernels/mixed_input/run_device.sh",
     })
     return s
 
