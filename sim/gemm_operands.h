@@ -32,7 +32,4 @@ private:
   Address a_base_ = 0, b_base_ = 0, c_base_ = 0, end_ = 0;
 };
 
-// cudaMalloc hands out 2 MiB-aligned regions; tensors are placed one after another.
-Address align_allocation(Address a);
-
 } // namespace tilesim

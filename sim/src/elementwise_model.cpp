@@ -15,6 +15,7 @@
 #include "sim/kernel_model.h"
 
 #include "models/spec_error.h"
+#include "sim/device_heap.h"
 #include "sim/occupancy.h"
 
 #include <algorithm>
@@ -23,10 +24,6 @@
 namespace tilesim {
 namespace {
 
-// cudaMalloc hands out 2 MiB-aligned regions; the arrays are placed one after another.
-constexpr Address kHeapBase = Address{1} << 40;
-constexpr Address kAllocationAlignment = Address{2} << 20;
-Address align_up(Address a) { return (a + kAllocationAlignment - 1) / kAllocationAlignment * kAllocationAlignment; }
 
 // Thread instructions, counted in the PTX of kernels/elementwise/elementwise_kernel.cuh (nvcc 13.0,
 // sm_90a): per vector step the loop and address arithmetic (~12), the loads and the store; per
@@ -52,8 +49,8 @@ public:
     array_bytes_ = static_cast<ByteCount>(e.elements) * element_bytes_;
     const Address array = static_cast<Address>(array_bytes_);
     x_base_ = kHeapBase;
-    y_base_ = align_up(x_base_ + array);
-    out_base_ = input_count(e.op) == 2 ? align_up(y_base_ + array) : y_base_;
+    y_base_ = align_allocation(x_base_ + array);
+    out_base_ = input_count(e.op) == 2 ? align_allocation(y_base_ + array) : y_base_;
 
     resources_.threads = e.block;
     resources_.registers_per_thread = registers_per_thread(e);

@@ -1,19 +1,16 @@
 #include "sim/gemm_operands.h"
 
+#include "sim/device_heap.h"
+
 #include <algorithm>
 
 namespace tilesim {
 namespace {
 
-constexpr Address kHeapBase = Address{1} << 40;
-constexpr Address kAllocationAlignment = Address{2} << 20;
-
 // Bytes of `elements` values of `bits` each (4-bit types pack two to a byte).
 ByteCount bytes_of(long long elements, int bits) { return (elements * bits + 7) / 8; }
 
 } // namespace
-
-Address align_allocation(Address a) { return (a + kAllocationAlignment - 1) / kAllocationAlignment * kAllocationAlignment; }
 
 GemmOperands::GemmOperands(const KernelSpec& spec) : spec_(spec) {
   token_offsets_.assign(spec.expert_tokens.size() + 1, 0);

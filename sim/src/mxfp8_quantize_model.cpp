@@ -17,6 +17,7 @@
 #include "sim/kernel_model.h"
 
 #include "models/spec_error.h"
+#include "sim/device_heap.h"
 #include "sim/occupancy.h"
 
 #include <algorithm>
@@ -25,10 +26,6 @@
 namespace tilesim {
 namespace {
 
-// cudaMalloc hands out 2 MiB-aligned regions; input, elements and scales one after another.
-constexpr Address kHeapBase = Address{1} << 40;
-constexpr Address kAllocationAlignment = Address{2} << 20;
-Address align_up(Address a) { return (a + kAllocationAlignment - 1) / kAllocationAlignment * kAllocationAlignment; }
 
 constexpr std::int64_t kBlock = 32;
 constexpr int kThreads = 256;
@@ -71,7 +68,7 @@ public:
                           std::to_string(steps_) + " CTA steps, more than the replay holds",
                       "model the tensor in parts");
     x_base_ = kHeapBase;
-    out_base_ = align_up(x_base_ + static_cast<Address>(elements) * 2);
+    out_base_ = align_allocation(x_base_ + static_cast<Address>(elements) * 2);
     resources_ = {kThreads, counts.registers_per_thread, counts.shared_memory_bytes};
     const double warps = kThreads / 32.0;
     element_cycles_ = warps * counts.warp_instructions_per_step / gpu.sm.warp_schedulers;

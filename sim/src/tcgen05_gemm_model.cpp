@@ -10,6 +10,7 @@
 
 #include "models/spec_error.h"
 #include "sim/gemm_epilogue.h"
+#include "sim/device_heap.h"
 #include "sim/gemm_operands.h"
 
 #include <algorithm>
