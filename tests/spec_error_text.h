@@ -2,7 +2,10 @@
 // SpecError it throws), or "no error". Any other exception escapes and fails the test.
 #pragma once
 
+#include "models/kernel_spec.h"
 #include "models/spec_error.h"
+
+#include <nlohmann/json.hpp>
 
 #include <string>
 
@@ -16,6 +19,11 @@ std::string spec_error_of(Call&& call) {
     return e.what();
   }
   return "no error";
+}
+
+// The refusal of a kernel spec given as JSON (read as if from "spec.json"), or "no error".
+inline std::string kernel_spec_error_of(const nlohmann::json& spec) {
+  return spec_error_of([&] { parse_kernel_spec(spec, "spec.json"); });
 }
 
 } // namespace tilesim::testing

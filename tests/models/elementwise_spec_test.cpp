@@ -1,6 +1,7 @@
 #include "models/elementwise_spec.h"
 #include "models/kernel_spec.h"
 #include "models/spec_error.h"
+#include "tests/spec_error_text.h"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -12,15 +13,6 @@ namespace {
 
 json vector_add() {
   return json::parse(R"({"name":"add","kind":"elementwise","op":"add","elements":16777216,"dtype":"fp32"})");
-}
-
-std::string error_of(const json& j) {
-  try {
-    parse_kernel_spec(j, "spec.json");
-  } catch (const SpecError& e) {
-    return e.what();
-  }
-  return "no error";
 }
 
 } // namespace
@@ -67,39 +59,39 @@ TEST_CASE("bad element-wise specs name the field and the fix") {
   json j = vector_add();
   SECTION("zero elements") {
     j["elements"] = 0;
-    CHECK_THAT(error_of(j), Catch::Contains("spec.json: elements: is 0, not a positive count"));
+    CHECK_THAT(testing::kernel_spec_error_of(j), Catch::Contains("spec.json: elements: is 0, not a positive count"));
   }
   SECTION("negative elements") {
     j["elements"] = -5;
-    CHECK_THAT(error_of(j), Catch::Contains("elements: is -5, not a positive count"));
+    CHECK_THAT(testing::kernel_spec_error_of(j), Catch::Contains("elements: is -5, not a positive count"));
   }
   SECTION("a block that is not a power of two") {
     j["block"] = 96;
-    CHECK_THAT(error_of(j), Catch::Contains("block: is 96, not a power of two from 32 to 1024"));
+    CHECK_THAT(testing::kernel_spec_error_of(j), Catch::Contains("block: is 96, not a power of two from 32 to 1024"));
   }
   SECTION("a block past the CTA limit") {
     j["block"] = 2048;
-    CHECK_THAT(error_of(j), Catch::Contains("block:"));
+    CHECK_THAT(testing::kernel_spec_error_of(j), Catch::Contains("block:"));
   }
   SECTION("an unknown operation") {
     j["op"] = "sub";
-    CHECK_THAT(error_of(j), Catch::Contains("op: unknown operation 'sub'; use \"add\", \"mul\", \"relu\" or \"gelu\""));
+    CHECK_THAT(testing::kernel_spec_error_of(j), Catch::Contains("op: unknown operation 'sub'; use \"add\", \"mul\", \"relu\" or \"gelu\""));
   }
   SECTION("a vector wider than 16 bytes") {
     j["vector"] = 8;
-    CHECK_THAT(error_of(j), Catch::Contains("vector: is 8, not a power of two of at most 16 bytes of fp32"));
+    CHECK_THAT(testing::kernel_spec_error_of(j), Catch::Contains("vector: is 8, not a power of two of at most 16 bytes of fp32"));
   }
   SECTION("an unroll the kernel has no instantiation for") {
     j["unroll"] = 3;
-    CHECK_THAT(error_of(j), Catch::Contains("unroll: is 3, not 1, 2 or 4"));
+    CHECK_THAT(testing::kernel_spec_error_of(j), Catch::Contains("unroll: is 3, not 1, 2 or 4"));
   }
   SECTION("a dtype the kernel does not take") {
     j["dtype"] = "fp8_e4m3";
-    CHECK_THAT(error_of(j), Catch::Contains("dtype: is fp8_e4m3"));
+    CHECK_THAT(testing::kernel_spec_error_of(j), Catch::Contains("dtype: is fp8_e4m3"));
   }
   SECTION("a missing op") {
     j.erase("op");
-    CHECK_THAT(error_of(j), Catch::Contains("op: is missing"));
+    CHECK_THAT(testing::kernel_spec_error_of(j), Catch::Contains("op: is missing"));
   }
 }
 
@@ -114,5 +106,5 @@ TEST_CASE("a GEMM's epilogue is none unless named, and an unknown one is refused
   CHECK(s.epilogue == GemmEpilogue::bias_gelu);
   CHECK(parse_kernel_spec(to_json(s), "again.json").epilogue == GemmEpilogue::bias_gelu);
   fused["epilogue"] = "bias_tanh";
-  CHECK_THAT(error_of(fused), Catch::Contains("epilogue: unknown epilogue 'bias_tanh'"));
+  CHECK_THAT(testing::kernel_spec_error_of(fused), Catch::Contains("epilogue: unknown epilogue 'bias_tanh'"));
 }

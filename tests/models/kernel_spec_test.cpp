@@ -1,5 +1,6 @@
 #include "models/kernel_spec.h"
 #include "models/spec_error.h"
+#include "tests/spec_error_text.h"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -15,15 +16,6 @@ json dense() {
   return json::parse(R"({"name":"g8","kind":"gemm","dtype":"bf16","m":8192,"n":8192,"k":8192,
     "layout":{"a":"row","b":"row"},"tile":{"m":128,"n":128,"k":64},"stages":4,"warps":8,"load":"tma",
     "persistent":true,"order":"grouped_m:8"})");
-}
-
-std::string error_of(const json& j) {
-  try {
-    parse_kernel_spec(j, "spec.json");
-  } catch (const SpecError& e) {
-    return e.what();
-  }
-  return "no error";
 }
 
 } // namespace
@@ -78,60 +70,60 @@ TEST_CASE("malformed specs name the field") {
   json j = dense();
   SECTION("missing field") {
     j.erase("n");
-    CHECK_THAT(error_of(j), Catch::Contains("spec.json: n: is missing"));
+    CHECK_THAT(testing::kernel_spec_error_of(j), Catch::Contains("spec.json: n: is missing"));
   }
   SECTION("mistyped field") {
     j["k"] = "8192";
-    CHECK_THAT(error_of(j), Catch::Contains("k: must be an integer"));
+    CHECK_THAT(testing::kernel_spec_error_of(j), Catch::Contains("k: must be an integer"));
   }
   SECTION("zero or negative sizes") {
     j["m"] = 0;
-    CHECK_THAT(error_of(j), Catch::Contains("m: is 0, outside 1.."));
+    CHECK_THAT(testing::kernel_spec_error_of(j), Catch::Contains("m: is 0, outside 1.."));
     j["m"] = -5;
-    CHECK_THAT(error_of(j), Catch::Contains("m: is -5"));
+    CHECK_THAT(testing::kernel_spec_error_of(j), Catch::Contains("m: is -5"));
   }
   SECTION("unknown dtype") {
     j["dtype"] = "bf17";
-    CHECK_THAT(error_of(j), Catch::Contains("dtype: unknown dtype 'bf17'"));
+    CHECK_THAT(testing::kernel_spec_error_of(j), Catch::Contains("dtype: unknown dtype 'bf17'"));
   }
   SECTION("unknown order") {
     j["order"] = "spiral";
-    CHECK_THAT(error_of(j), Catch::Contains("order: unknown launch order 'spiral'"));
+    CHECK_THAT(testing::kernel_spec_error_of(j), Catch::Contains("order: unknown launch order 'spiral'"));
   }
   SECTION("absurd stage count") {
     j["stages"] = 1000;
-    CHECK_THAT(error_of(j), Catch::Contains("stages: is 1000, outside 1..16"));
+    CHECK_THAT(testing::kernel_spec_error_of(j), Catch::Contains("stages: is 1000, outside 1..16"));
   }
   SECTION("impossible tile") {
     j["tile"]["m"] = 100;
-    CHECK_THAT(error_of(j), Catch::Contains("tile.m: is 100, not a multiple of 16"));
+    CHECK_THAT(testing::kernel_spec_error_of(j), Catch::Contains("tile.m: is 100, not a multiple of 16"));
     j["tile"]["m"] = 128;
     j["tile"]["k"] = 8;
-    CHECK_THAT(error_of(j), Catch::Contains("tile.k"));
+    CHECK_THAT(testing::kernel_spec_error_of(j), Catch::Contains("tile.k"));
   }
   SECTION("warps not in warpgroups") {
     j["warps"] = 6;
-    CHECK_THAT(error_of(j), Catch::Contains("warps: is 6"));
+    CHECK_THAT(testing::kernel_spec_error_of(j), Catch::Contains("warps: is 6"));
   }
   SECTION("unknown kind and layout") {
     j["layout"]["b"] = "diagonal";
-    CHECK_THAT(error_of(j), Catch::Contains("layout.b: unknown layout"));
+    CHECK_THAT(testing::kernel_spec_error_of(j), Catch::Contains("layout.b: unknown layout"));
     j["kind"] = "conv";
-    CHECK_THAT(error_of(j), Catch::Contains("kind: unknown kind 'conv'"));
+    CHECK_THAT(testing::kernel_spec_error_of(j), Catch::Contains("kind: unknown kind 'conv'"));
   }
   SECTION("grouped: no experts, an empty list, all-zero experts, a negative expert") {
     j.erase("m");
     j["kind"] = "grouped_gemm";
-    CHECK_THAT(error_of(j), Catch::Contains("experts: is missing"));
+    CHECK_THAT(testing::kernel_spec_error_of(j), Catch::Contains("experts: is missing"));
     j["experts"] = json::array();
-    CHECK_THAT(error_of(j), Catch::Contains("experts: is empty"));
+    CHECK_THAT(testing::kernel_spec_error_of(j), Catch::Contains("experts: is empty"));
     j["experts"] = json::parse(R"([{"m":0},{"m":0}])");
-    CHECK_THAT(error_of(j), Catch::Contains("every expert has zero tokens"));
+    CHECK_THAT(testing::kernel_spec_error_of(j), Catch::Contains("every expert has zero tokens"));
     j["experts"] = json::parse(R"([{"m":4},{"m":-1}])");
-    CHECK_THAT(error_of(j), Catch::Contains("experts[1].m: is -1"));
+    CHECK_THAT(testing::kernel_spec_error_of(j), Catch::Contains("experts[1].m: is -1"));
   }
   SECTION("not a JSON object, not JSON at all, a missing file") {
-    CHECK_THAT(error_of(json::array()), Catch::Contains("is not a JSON object"));
+    CHECK_THAT(testing::kernel_spec_error_of(json::array()), Catch::Contains("is not a JSON object"));
     CHECK_THROWS_WITH(load_kernel_spec(TILESIM_SOURCE_DIR "/CMakeLists.txt"), Catch::Contains("is not valid JSON"));
     CHECK_THROWS_WITH(load_kernel_spec("/nonexistent/spec.json"), Catch::Contains("/nonexistent/spec.json: kernel spec: cannot be read"));
   }

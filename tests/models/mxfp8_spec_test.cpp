@@ -14,9 +14,6 @@ namespace {
 json quantiser() {
   return json::parse(R"({"name":"q","kind":"mxfp8_quantize","dtype":"bf16","rows":16384,"cols":7168})");
 }
-std::string error_of(const json &j) {
-  return testing::spec_error_of([&] { parse_kernel_spec(j, "spec.json"); });
-}
 
 } // namespace
 
@@ -44,26 +41,26 @@ TEST_CASE("an mxfp8_quantize spec: rowwise, round-up scales and E4M3 by default,
 TEST_CASE("an mxfp8_quantize spec refuses what the quantiser cannot cut into blocks, naming the field") {
   json j = quantiser();
   j["cols"] = 7170;
-  CHECK(error_of(j) ==
+  CHECK(testing::kernel_spec_error_of(j) ==
         "spec.json: cols: is 7170, not a multiple of 32 (the MX block) for rowwise blocks; pad it to 7200");
   j = quantiser();
   j["axis"] = "colwise";
   j["rows"] = 100;
-  CHECK(error_of(j) ==
+  CHECK(testing::kernel_spec_error_of(j) ==
         "spec.json: rows: is 100, not a multiple of 32 (the MX block) for colwise blocks; pad it to 128");
   j["rows"] = 128;
   j["cols"] = 12;
-  CHECK(error_of(j).find("cols: is 12, not a multiple of 8") != std::string::npos);
+  CHECK(testing::kernel_spec_error_of(j).find("cols: is 12, not a multiple of 8") != std::string::npos);
   j = quantiser();
   j["dtype"] = "fp16";
-  CHECK(error_of(j).find("dtype: is fp16, which the MXFP8 quantiser does not take; use \"bf16\"") != std::string::npos);
+  CHECK(testing::kernel_spec_error_of(j).find("dtype: is fp16, which the MXFP8 quantiser does not take; use \"bf16\"") != std::string::npos);
   j = quantiser();
   j["element"] = "e2m1";
-  CHECK(error_of(j).find("element: unknown value 'e2m1'; use \"e4m3\" or \"e5m2\"") != std::string::npos);
+  CHECK(testing::kernel_spec_error_of(j).find("element: unknown value 'e2m1'; use \"e4m3\" or \"e5m2\"") != std::string::npos);
   j = quantiser();
   j["scale"] = "floor";
-  CHECK(error_of(j).find("scale: is not a known key") != std::string::npos);
+  CHECK(testing::kernel_spec_error_of(j).find("scale: is not a known key") != std::string::npos);
   j = quantiser();
   j["rows"] = 0;
-  CHECK(error_of(j).find("rows") != std::string::npos);
+  CHECK(testing::kernel_spec_error_of(j).find("rows") != std::string::npos);
 }

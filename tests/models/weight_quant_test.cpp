@@ -2,6 +2,7 @@
 // GEMMs (bf16 x int8/uint8) and the combinations their kernel cannot run.
 #include "models/kernel_spec.h"
 #include "models/spec_error.h"
+#include "tests/spec_error_text.h"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -15,15 +16,6 @@ json decode() {
   return json::parse(R"({"name":"d","kind":"gemm","dtype":"bf16","b_dtype":"int8","m":16,"n":8192,"k":8192,
     "layout":{"a":"row","b":"col"},"tile":{"m":16,"n":64,"k":128},"stages":12,"warps":20,"load":"tma",
     "persistent":true,"order":"row_major"})");
-}
-
-std::string error_of(const json& j) {
-  try {
-    parse_kernel_spec(j, "spec.json");
-  } catch (const SpecError& e) {
-    return e.what();
-  }
-  return "no error";
 }
 
 } // namespace
@@ -54,37 +46,37 @@ TEST_CASE("bad mixed-input specs name the field and the fix", "[quant]") {
   SECTION("k not a multiple of the group") {
     j["k"] = 4160;
     j["quant"] = {{"scale_group", 128}};
-    CHECK_THAT(error_of(j), Catch::Contains("quant.scale_group") && Catch::Contains("does not divide k = 4160"));
+    CHECK_THAT(testing::kernel_spec_error_of(j), Catch::Contains("quant.scale_group") && Catch::Contains("does not divide k = 4160"));
   }
   SECTION("a group size the kernel does not have") {
     j["quant"] = {{"scale_group", 64}};
-    CHECK_THAT(error_of(j), Catch::Contains("quant.scale_group") && Catch::Contains("use 0 (per channel) or 128"));
+    CHECK_THAT(testing::kernel_spec_error_of(j), Catch::Contains("quant.scale_group") && Catch::Contains("use 0 (per channel) or 128"));
   }
   SECTION("uint8 without zero points") {
     j["b_dtype"] = "uint8";
-    CHECK_THAT(error_of(j), Catch::Contains("uint8 weights need per-channel zero points"));
+    CHECK_THAT(testing::kernel_spec_error_of(j), Catch::Contains("uint8 weights need per-channel zero points"));
   }
   SECTION("int8 with zero points") {
     j["quant"] = {{"zero_points", true}};
-    CHECK_THAT(error_of(j), Catch::Contains("int8 weights are symmetric"));
+    CHECK_THAT(testing::kernel_spec_error_of(j), Catch::Contains("int8 weights are symmetric"));
   }
   SECTION("an unsupported pair of dtypes") {
     j["dtype"] = "fp16";
     j["b_dtype"] = "uint8";
-    CHECK_THAT(error_of(j), Catch::Contains("b_dtype") && Catch::Contains("only with bf16 activations"));
+    CHECK_THAT(testing::kernel_spec_error_of(j), Catch::Contains("b_dtype") && Catch::Contains("only with bf16 activations"));
   }
   SECTION("quant on a GEMM that converts nothing") {
     j["b_dtype"] = "bf16";
     j["tile"]["k"] = 64;
     j["quant"] = {{"scale_group", 128}};
-    CHECK_THAT(error_of(j), Catch::Contains("quant") && Catch::Contains("drop it"));
+    CHECK_THAT(testing::kernel_spec_error_of(j), Catch::Contains("quant") && Catch::Contains("drop it"));
   }
   SECTION("an unknown conversion") {
     j["quant"] = {{"conversion", "lut"}};
-    CHECK_THAT(error_of(j), Catch::Contains("quant.conversion") && Catch::Contains("use \"prmt\" or \"cvt\""));
+    CHECK_THAT(testing::kernel_spec_error_of(j), Catch::Contains("quant.conversion") && Catch::Contains("use \"prmt\" or \"cvt\""));
   }
   SECTION("an unknown quant key") {
     j["quant"] = {{"zero_point", true}};
-    CHECK_THAT(error_of(j), Catch::Contains("zero_point"));
+    CHECK_THAT(testing::kernel_spec_error_of(j), Catch::Contains("zero_point"));
   }
 }
