@@ -1,21 +1,9 @@
 # ctest helper for measure_no_gpu: runs EXE on SPEC and passes only when it exits non-zero, writes
 # no result, and prints exactly one line to stderr that names the missing GPU and the fix.
+include(${CMAKE_CURRENT_LIST_DIR}/../../cmake/check_one_line_failure.cmake)
 file(REMOVE ${OUT})
 execute_process(COMMAND ${EXE} --kernel ${SPEC} --out ${OUT}
   RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
-string(STRIP "${err}" err)
-string(REGEX MATCHALL "\n" newlines "${err}")
-list(LENGTH newlines extra_lines)
-if(code EQUAL 0)
-  message(FATAL_ERROR "expected a non-zero exit without a GPU, got 0; stderr: ${err}")
-endif()
-if(NOT extra_lines EQUAL 0)
-  message(FATAL_ERROR "expected one line on stderr, got ${extra_lines} more:\n${err}")
-endif()
-if(NOT err MATCHES "^tilesim-measure: no usable CUDA device: .*; run tilesim-measure on a machine with an NVIDIA GPU")
-  message(FATAL_ERROR "the line does not name the cause and the fix: ${err}")
-endif()
-if(EXISTS ${OUT})
-  message(FATAL_ERROR "a result file was written without a GPU: ${OUT}")
-endif()
-message(STATUS "exit ${code}: ${err}")
+check_one_line_failure("${code}" "${err}"
+  "^tilesim-measure: no usable CUDA device: .*; run tilesim-measure on a machine with an NVIDIA GPU"
+  "name the cause and the fix" ${OUT})

@@ -1,0 +1,21 @@
+# For ctest scripts of bad input: a refused run exits non-zero, prints exactly one line on stderr
+# that matches `expected` (else `what_missing` says what the line lacks), and leaves `output`
+# unwritten.
+function(check_one_line_failure code err expected what_missing output)
+  string(STRIP "${err}" err)
+  string(REGEX MATCHALL "\n" newlines "${err}")
+  list(LENGTH newlines extra_lines)
+  if(code EQUAL 0)
+    message(FATAL_ERROR "expected a non-zero exit, got 0; stderr: ${err}")
+  endif()
+  if(NOT extra_lines EQUAL 0)
+    message(FATAL_ERROR "expected one line on stderr, got ${extra_lines} more:\n${err}")
+  endif()
+  if(NOT err MATCHES "${expected}")
+    message(FATAL_ERROR "the line does not ${what_missing}: ${err}")
+  endif()
+  if(EXISTS ${output})
+    message(FATAL_ERROR "an output was written on refusal: ${output}")
+  endif()
+  message(STATUS "exit ${code}: ${err}")
+endfunction()
