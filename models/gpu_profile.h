@@ -95,6 +95,13 @@ struct DequantRates {
   double prmt = 0, cvt = 0;
 };
 
+// The board power limit and what of the power does not follow the SM clock (models/
+// power_limit.h); optional: 0 where the profile has no power model.
+struct PowerProfile {
+  double max_limit_w = 0;         // the most the board may be set to, and its default
+  double clock_independent_w = 0; // leakage, memory, links: power that does not scale with f³
+};
+
 struct GpuProfile {
   std::string source; // the file it was read from, for error messages
   std::string name;
@@ -111,6 +118,9 @@ struct GpuProfile {
   LaunchProfile launch;
   TileSchedulerProfile tile_scheduler;
   DequantRates dequant;
+  PowerProfile power;
+  // The power limit sm.clock_mhz was derived for (models/power_limit.h); 0: the profile's own clock.
+  double power_limit_w = 0;
 
   // Tensor-core FLOPs per SM cycle for the operand types; throws SpecError when unsupported.
   double tensor_flops_per_cycle(Dtype a, Dtype b) const;
@@ -120,7 +130,8 @@ struct GpuProfile {
 GpuProfile load_gpu_profile_file(const std::string& path);
 // Throws SpecError naming `path`, the field and the fix.
 GpuProfile parse_gpu_profile(const nlohmann::json& j, const std::string& path);
-// `name_or_path`: a short name (h100, h200, a100, b200) looked up in the profiles folder, or a path.
+// `name_or_path`: a short name (h100, h200, a100, b200) looked up in the profiles folder, or a path;
+// either may end in @<watts> (b200@750): the profile at that power limit (models/power_limit.h).
 GpuProfile load_gpu_profile(const std::string& name_or_path);
 // The folder holding the shipped profiles: $TILESIM_MODELS/gpus, else the source tree's.
 std::string gpu_profile_dir();

@@ -1,6 +1,7 @@
 #include "models/gpu_profile.h"
 
 #include "models/json_fields.h"
+#include "models/power_limit.h"
 
 #include <algorithm>
 #include <bit>
@@ -15,7 +16,7 @@ namespace {
 // unknown. models/gpus/README.md says what each means.
 constexpr std::string_view kProfileKeys[] = {"name", "display_name", "arch", "architecture", "sm", "tensor_flops_per_cycle_per_sm",
                                              "l2",   "dram",         "tma",  "launch", "tile_scheduler",
-                                             "dequant_values_per_cycle_per_sm"};
+                                             "dequant_values_per_cycle_per_sm", "power"};
 constexpr std::string_view kSmKeys[] = {"count", "clock_mhz", "max_ctas", "max_warps", "max_threads", "registers",
                                         "max_registers_per_thread", "shared_memory_bytes",
                                         "max_shared_memory_per_cta_bytes", "warp_schedulers", "fp32_lanes",
@@ -31,6 +32,7 @@ constexpr std::string_view kTmaKeys[] = {"issue_cycles_per_box", "max_inflight_b
 constexpr std::string_view kLaunchKeys[] = {"cta_launch_cycles", "kernel_launch_overhead_us"};
 constexpr std::string_view kTileSchedulerKeys[] = {"cycles_per_call", "cycles_per_loop_trip"};
 constexpr std::string_view kDequantKeys[] = {"prmt", "cvt"};
+constexpr std::string_view kPowerKeys[] = {"max_limit_w", "clock_independent_w"};
 constexpr std::string_view kSourcedKeys[] = {"value", "source"};
 
 // The simulator keeps state for every L2 line (tags, use stamps, fill times: ~13 bytes a way),
@@ -218,6 +220,12 @@ GpuProfile parse_gpu_profile(const nlohmann::json& j, const std::string& path) {
     const JsonFields d = section(f, "dequant_values_per_cycle_per_sm", kDequantKeys);
     p.dequant = {sourced(d, "prmt", 1e-3, 1e4), sourced(d, "cvt", 1e-3, 1e4)};
   }
+  if (f.has("power")) {
+    const JsonFields power = section(f, "power", kPowerKeys);
+    p.power = {sourced(power, "max_limit_w", 1, 1e5), sourced(power, "clock_independent_w", 0, 1e5)};
+    if (p.power.clock_independent_w >= p.power.max_limit_w)
+      power.fail("clock_independent_w", "is not below max_limit_w", "the SMs need some of the board's power");
+  }
   return p;
 }
 
@@ -235,7 +243,9 @@ std::vector<std::string> shipped_gpu_names() {
   return names;
 }
 
-GpuProfile load_gpu_profile(const std::string& name_or_path) {
+GpuProfile load_gpu_profile(const std::string& name_or_path_at_watts) {
+  const auto [name_or_path, power_limit_w] = split_power_limit(name_or_path_at_watts);
+  if (power_limit_w > 0) return at_power_limit(load_gpu_profile(name_or_path), power_limit_w, "--gpu " + name_or_path_at_watts);
   if (name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".json"))
     return load_gpu_profile_file(name_or_path);
   std::error_code ec;

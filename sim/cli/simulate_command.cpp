@@ -19,7 +19,7 @@ int simulate_command(const Args& args) {
   std::string gpu_name, kernel_path, order_text, out_path, trace_path;
   po::options_description options("tilesim simulate --gpu h100 --kernel spec.json [--order grouped_m:8] [--out result.json]");
   options.add_options()("help,h", "this help")(
-      "gpu", po::value(&gpu_name)->default_value("h100"), "GPU profile: h100, h200, a100, b200 or a profile JSON path")(
+      "gpu", po::value(&gpu_name)->default_value("h100"), "GPU profile: h100, h200, a100, b200 or a profile JSON path; b200@750: at a 750 W power limit")(
       "kernel", po::value(&kernel_path)->required(), "kernel spec JSON")(
       "order", po::value(&order_text), "launch order, overriding the spec's (e.g. grouped_m:8, hilbert)")(
       "out", po::value(&out_path), "write the full result (tilesim.result/1 JSON, per-tile records) here")(
@@ -45,6 +45,9 @@ int simulate_command(const Args& args) {
   std::printf("tensor cores busy %.0f%%, DRAM busy %.0f%%, %d CTA(s) per SM (limited by %s)\n",
               100 * r.extra["tensor_busy_fraction"].get<double>(), 100 * r.extra["dram_busy_fraction"].get<double>(),
               r.extra["ctas_per_sm"].get<int>(), r.extra["occupancy_limited_by"].get<std::string>().c_str());
+  if (gpu.power_limit_w > 0)
+    std::printf("at a %g W power limit: SM clock %.0f MHz under sustained tensor load (models/power_limit.h)\n",
+                gpu.power_limit_w, gpu.sm.clock_mhz);
   if (!out_path.empty()) save_kernel_result(r, out_path);
   if (!trace_path.empty()) write_chrome_trace({{"predicted", &r, kernel_path}}, trace_path);
   return 0;

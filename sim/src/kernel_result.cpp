@@ -153,6 +153,9 @@ KernelResult kernel_result_from_json(const nlohmann::json& j, const std::string&
     const JsonFields extra = f.object("extra");
     // The clock a measurement ran at: predictions are made at it (tilesim validate --clock measured).
     if (extra.has("sm_clock_mhz")) extra.number("sm_clock_mhz", 100, 5000);
+    // The board power limit it ran under: --clock profile predicts at the clock the profile's
+    // power model gives for it (models/power_limit.h).
+    if (extra.has("power_limit_w")) extra.number("power_limit_w", 1, 1e5);
     r.extra = j.at("extra");
   }
   if (f.has("tiles")) {

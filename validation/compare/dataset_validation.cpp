@@ -1,6 +1,7 @@
 #include "validation/compare/dataset_validation.h"
 
 #include "models/json_fields.h"
+#include "models/power_limit.h"
 #include "validation/compare/result_checks.h"
 #include "sim/gpu_simulator.h"
 
@@ -74,6 +75,8 @@ std::vector<ConfigurationError> validate_dataset(const GpuProfile& gpu, const st
         const nlohmann::json& extra = dataset[i].measured.extra;
         if (at_measured_clock && extra.contains("sm_clock_mhz") && extra["sm_clock_mhz"].is_number())
           run_gpu.sm.clock_mhz = extra["sm_clock_mhz"].get<double>();
+        else if (!at_measured_clock && extra.contains("power_limit_w") && extra["power_limit_w"].is_number())
+          run_gpu = at_power_limit(gpu, extra["power_limit_w"].get<double>(), dataset[i].file + ": extra.power_limit_w");
         const KernelResult predicted = simulate(run_gpu, spec, {.record_tiles = false, .progress = {}});
         rows[i] = compare_results(predicted, dataset[i].measured);
         rows[i].id = dataset[i].id;
