@@ -134,6 +134,12 @@ __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
+// bar.arrive (9.7.13.1 bar/barrier): counts this warp towards named barrier `id` without waiting,
+// for a producer/consumer hand-off between warpgroups (the waiting side uses bar.sync).
+__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
 // prefetch.global.L1 (9.7.9.15 prefetch): bring the line holding `p` into L1, no register written.
 __device__ __forceinline__ void prefetch_l1(const void* p) {
   asm volatile("prefetch.global.L1 [%0];" ::"l"(reinterpret_cast<uint64_t>(p)));

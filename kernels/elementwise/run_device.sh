@@ -3,21 +3,30 @@
 # element-wise kernel, the GEMM's fused epilogues), the correctness checks, the vector-add
 # benchmark against Triton, torch and the device copy, and the element-wise/fused dataset.
 #
-#   kernels/elementwise/run_device.sh checks BIN_DIR OUT_DIR
+#   kernels/elementwise/run_device.sh checks BIN_DIR OUT_DIR [SIZES]
 #   kernels/elementwise/run_device.sh dataset BIN_DIR OUT_DIR [SWEEP_SECONDS] [FILTER]
+#   kernels/elementwise/run_device.sh fused BIN_DIR OUT_DIR [ROUNDS] [SHAPES]
+#   kernels/elementwise/run_device.sh microbench BIN_DIR OUT_DIR
 #
 # BIN_DIR holds tilesim-measure, elementwise_check, grouped_gemm_check and
 # libtilesim_elementwise_capi.so. `checks` writes OUT_DIR/checks.log and bench_elementwise.json;
 # `dataset` writes dataset.log and measured.tgz (one result per spec of
 # validation/data/h100/elementwise/specs/ whose id matches FILTER, same file name, each with its
 # exact command in its provenance), starting no configuration after SWEEP_SECONDS (default 480).
-# Two calls, as one device call runs at most 10 minutes.
+# `checks` benchmarks the vector add at SIZES (comma-separated element counts; default: the
+# benchmark's own list). `fused` measures the fused configurations of SHAPES (default: the four)
+# in ROUNDS rounds (default 2), each round none, bias_relu, bias_gelu of each shape in turn
+# (interleaved: the H100's clock drifts with temperature), into OUT_DIR/fused/run<r>/.
+# `microbench` writes OUT_DIR/kernel_start_drain.json (validation/microbench/kernel_start_drain.py)
+# and l2_counter_background.json (a one-element add through tilesim-measure).
+# Each mode fits in one device call (at most 10 minutes).
 set -u -o pipefail
-mode="${1:?usage: run_device.sh checks|dataset BIN_DIR OUT_DIR [SWEEP_SECONDS] [FILTER]}"
+mode="${1:?usage: run_device.sh checks|dataset|fused|microbench BIN_DIR OUT_DIR [...] (see the header)}"
 bin="$(cd "$2" && pwd)"
-out="${3:?usage: run_device.sh checks|dataset BIN_DIR OUT_DIR [SWEEP_SECONDS] [FILTER]}"
+out="${3:?usage: run_device.sh checks|dataset|fused|microbench BIN_DIR OUT_DIR [...] (see the header)}"
 sweep_seconds="${4:-480}"
 filter="${5:-.}"
+sizes="${4:-}"
 specs=validation/data/h100/elementwise/specs
 mkdir -p "$out/measured"
 if [ "$mode" = checks ]; then
@@ -35,9 +44,44 @@ if [ "$mode" = checks ]; then
   timeout 90 "$bin/grouped_gemm_check" --quick | grep -E "FAIL|fused|ALL PASS|FAILED"
   echo "== vector add against Triton, torch, copy"
   PYTHONUNBUFFERED=1 timeout 200 python3 kernels/elementwise/bench_baselines.py \
-    --lib "$bin/libtilesim_elementwise_capi.so" --out "$out/bench_elementwise.json"
+    --lib "$bin/libtilesim_elementwise_capi.so" --out "$out/bench_elementwise.json" ${sizes:+--sizes "$sizes"}
   date -u
 } 2>&1 | tee "$out/checks.log"
+exit 0
+fi
+if [ "$mode" = microbench ]; then
+{
+  echo "== kernel start and drain (CUPTI)"
+  PYTHONUNBUFFERED=1 timeout 60 python3 validation/microbench/kernel_start_drain.py --out "$out/kernel_start_drain.json"
+  echo "== L2 counter background: a one-element add through tilesim-measure"
+  timeout 60 "$bin/tilesim-measure" --kernel validation/microbench/l2_counter_background_spec.json --runs 25 \
+    --warmup 3 --out "$out/l2_counter_background.json" | tail -n 2
+} 2>&1 | tee "$out/microbench.log"
+exit 0
+fi
+if [ "$mode" = fused ]; then
+rounds="${4:-2}"
+shapes="${5:-dense8192 e8x2048 e64x512 e128x128}"
+{
+  start=$(date +%s)
+  for r in $(seq 1 "$rounds"); do
+    mkdir -p "$out/fused/run$r"
+    for shape in $shapes; do
+      for epilogue in none bias_relu bias_gelu; do
+        id="fused_${shape}_${epilogue}"
+        if timeout 60 "$bin/tilesim-measure" --kernel "$specs/$id.json" --runs 25 --warmup 3 \
+             --out "$out/fused/run$r/$id.json" 2>"$out/fused/run$r/$id.log"; then
+          echo "ok run$r $id $(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(r['time_ms'], r['dram_read_bytes'], r['dram_write_bytes'], r['l2_hit_rate'])" "$out/fused/run$r/$id.json")"
+          rm -f "$out/fused/run$r/$id.log"
+        else
+          echo "FAILED run$r $id: $(tail -n 1 "$out/fused/run$r/$id.log")"
+        fi
+      done
+    done
+  done
+  echo "fused rounds took $(( $(date +%s) - start )) s"
+  date -u
+} 2>&1 | tee -a "$out/fused.log"
 exit 0
 fi
 {

@@ -60,7 +60,8 @@ Config one(int tile_n, int stages, bool persistent, const char* order,
 std::vector<Config> fused_epilogues() {
   using tilesim::GemmEpilogue;
   return {one(256, 4, true, "grouped_m:8", GemmEpilogue::bias_relu), one(128, 6, false, "hilbert", GemmEpilogue::bias_gelu),
-          one(256, 4, false, "row_major", GemmEpilogue::bias_gelu), one(128, 4, true, "interleaved", GemmEpilogue::bias_relu)};
+          one(256, 4, false, "row_major", GemmEpilogue::bias_gelu), one(128, 4, true, "interleaved", GemmEpilogue::bias_relu),
+          one(256, 4, true, "hilbert", GemmEpilogue::bias_gelu)};
 }
 
 // The reference through the epilogue, in double: act(ref + bias[expert of the row][col]), the

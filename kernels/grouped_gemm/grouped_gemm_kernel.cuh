@@ -289,6 +289,32 @@ __device__ __forceinline__ void store_tile_tma(const GroupedGemmParams& p, const
   }
 }
 
+// Fused epilogues take turns: consumer 0's of a tile, then consumer 1's, then consumer 0's of the
+// next tile, and so on. Without turns both consumers finish a tile's MMAs together and run their
+// epilogues together while the tensor cores idle; with them consumer 1 waits out consumer 0's
+// epilogue and runs its own while consumer 0 already issues the next tile's MMAs alone (one
+// warpgroup with a wgmma group in flight keeps the tensor cores at their full rate:
+// validation/data/h100/microbench/wgmma_throughput.json), so the bias and activation work hides
+// behind MMAs (the ordered math/epilogue of CUTLASS's ping-pong schedule, with both consumers on
+// one tile). Only CTAs that go on to another tile take turns: a CTA of one tile has no next MMAs
+// to hide behind. Barrier 3 passes the turn to consumer 0, barrier 4 to consumer 1; the plain
+// kernel keeps its epilogue as measured.
+constexpr int kTurnOfConsumer0 = 3, kTurnOfConsumer1 = 4, kBothConsumers = 256;
+
+template <GemmEpilogue Epilogue> __device__ __forceinline__ bool takes_epilogue_turns(const TileScheduler& s) {
+  return Epilogue != GemmEpilogue::none && static_cast<int>(gridDim.x) < s.count;
+}
+
+__device__ __forceinline__ void wait_epilogue_turn(bool turns, int consumer, int done) {
+  if (!turns) return;
+  if (consumer == 1) ptx::named_barrier_sync(kTurnOfConsumer1, kBothConsumers);
+  else if (done > 0) ptx::named_barrier_sync(kTurnOfConsumer0, kBothConsumers);
+}
+
+__device__ __forceinline__ void pass_epilogue_turn(bool turns, int consumer) {
+  if (turns) ptx::named_barrier_arrive(consumer == 0 ? kTurnOfConsumer1 : kTurnOfConsumer0, kBothConsumers);
+}
+
 // A consumer warp gives a stage back to the producers of both CTAs (both may write into it).
 template <int BlockN> __device__ __forceinline__ void release_stage(const SharedRing<BlockN>& ring, int s) {
   for (uint32_t cta = 0; cta < kClusterSize; ++cta)
@@ -305,6 +331,8 @@ __device__ __forceinline__ void consumer_loop(const GroupedGemmParams& p, const 
   RingCursor cursor;
   ClusterTile work;
   float acc[Shape::accumulators];
+  const bool turns = takes_epilogue_turns<Epilogue>(scheduler);
+  int epilogues = 0; // tiles this consumer has stored
   while (scheduler.next(work)) {
     // The start time goes straight to memory: a register held across the main loop would spill.
     if (trace_writer && work.store) p.trace[work.linear].start_ns = ptx::global_timer_ns();
@@ -332,10 +360,13 @@ __device__ __forceinline__ void consumer_loop(const GroupedGemmParams& p, const 
       // A tile that runs past its expert's last token is stored directly, row-masked, so that
       // the next expert's rows are never touched; full tiles go out through TMA.
       const TileRows rows = tile_rows(p, work.tile, Shape::block_m);
+      wait_epilogue_turn(turns, consumer, epilogues);
       if (rows.valid == Shape::block_m)
         store_tile_tma<BlockN, Epilogue>(p, ring, y_map, acc, work.tile, rows, consumer);
       else
         store_tile<BlockN, Epilogue>(p, acc, work.tile, rows, consumer);
+      pass_epilogue_turn(turns, consumer);
+      ++epilogues;
       if (trace_writer) {
         TileTrace& record = p.trace[work.linear];
         record.linear = work.linear;
@@ -344,6 +375,9 @@ __device__ __forceinline__ void consumer_loop(const GroupedGemmParams& p, const 
       }
     }
   }
+  // Consumer 0 takes consumer 1's last turn back, so that every arrival on the turn barriers is
+  // matched before the CTA leaves.
+  if (consumer == 0 && epilogues > 0) wait_epilogue_turn(turns, consumer, epilogues);
   if (threadIdx.x % 128 == 0) ptx::bulk_wait_group<0>(); // the chunks stay alive until stored
 }
 
