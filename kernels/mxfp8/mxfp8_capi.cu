@@ -28,3 +28,42 @@ int tilesim_mxfp8_quantize(const void *x, void *elements, void *scales, long lon
   }
 }
 }
+
+// The MXFP8 grouped GEMM for bench_gemm.py: create (nullptr with the message in `error` on a
+// refusal), run on `stream`, destroy. Buffers as kernels/mxfp8/mxfp8_gemm.h describes.
+#include "kernels/mxfp8/mxfp8_gemm.h"
+#include "models/launch_order_names.h"
+
+extern "C" {
+
+void *tilesim_mxfp8_gemm_create(int experts, const int *tokens, int n, int k, int stages, int persistent,
+                                const char *order, const void *x, const void *x_scales, const void *w,
+                                const void *w_scales, void *y, int sm_count, char *error, int error_len) {
+  try {
+    tilesim::kernels::Mxfp8GemmProblem p;
+    p.experts = experts;
+    p.tokens_per_expert.assign(tokens, tokens + experts);
+    p.n = n;
+    p.k = k;
+    p.stages = stages;
+    p.persistent = persistent != 0;
+    p.order = tilesim::parse_launch_order(order);
+    return new tilesim::kernels::Mxfp8GroupedGemm(p, x, x_scales, w, w_scales, y, sm_count);
+  } catch (const std::exception &e) {
+    if (error && error_len > 0) std::snprintf(error, error_len, "%s", e.what());
+    return nullptr;
+  }
+}
+
+int tilesim_mxfp8_gemm_run(void *handle, void *stream, char *error, int error_len) {
+  try {
+    static_cast<const tilesim::kernels::Mxfp8GroupedGemm *>(handle)->run(static_cast<cudaStream_t>(stream), nullptr);
+    return 0;
+  } catch (const std::exception &e) {
+    if (error && error_len > 0) std::snprintf(error, error_len, "%s", e.what());
+    return 1;
+  }
+}
+
+void tilesim_mxfp8_gemm_destroy(void *handle) { delete static_cast<tilesim::kernels::Mxfp8GroupedGemm *>(handle); }
+}

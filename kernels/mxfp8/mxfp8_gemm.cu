@@ -1,0 +1,175 @@
+// Host launcher of the MXFP8 grouped GEMM: validates the problem, builds the tile space and the
+// tensor maps once, launches in clusters of two.
+#include "kernels/mxfp8/mxfp8_gemm.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "kernels/common/expert_tiles.h"
+#include "kernels/common/tensor_maps.h"
+#include "kernels/mxfp8/mxfp8_gemm_kernel.cuh"
+
+namespace tilesim::kernels {
+namespace {
+
+using namespace mxfp8_gemm;
+
+void check_cuda(cudaError_t err, const char* call) {
+  if (err != cudaSuccess) throw KernelError(std::string(call) + " failed: " + cudaGetErrorString(err));
+}
+
+void require(bool ok, const std::string& message) {
+  if (!ok) throw KernelError("Mxfp8GemmProblem: " + message);
+}
+
+constexpr int kMinStages = 3;
+constexpr int kMaxStages = 5; // 5 x (32 KB operands + 2.8 KB scales) + 32 KB epilogue fit the 227 KB opt-in
+
+cudaLaunchConfig_t launch_config(int grid, int stages, cudaStream_t stream, cudaLaunchAttribute* cluster) {
+  static int enabled_bytes = 0; // raise the opt-in once, to the largest ring asked for
+  const int bytes = shared_bytes(stages);
+  if (bytes > enabled_bytes) {
+    check_cuda(cudaFuncSetAttribute(mxfp8_gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
+               "cudaFuncSetAttribute(mxfp8_gemm_kernel, MaxDynamicSharedMemorySize)");
+    enabled_bytes = bytes;
+  }
+  cluster->id = cudaLaunchAttributeClusterDimension;
+  cluster->val.clusterDim = {static_cast<unsigned>(kClusterSize), 1, 1};
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(grid);
+  config.blockDim = dim3(Shape::threads);
+  config.dynamicSmemBytes = bytes;
+  config.stream = stream;
+  config.attrs = cluster;
+  config.numAttrs = 1;
+  return config;
+}
+
+int max_active_clusters(int stages) {
+  cudaLaunchAttribute cluster{};
+  const cudaLaunchConfig_t config = launch_config(kClusterSize, stages, nullptr, &cluster);
+  int clusters = 0;
+  check_cuda(cudaOccupancyMaxActiveClusters(&clusters, mxfp8_gemm_kernel, &config),
+             "cudaOccupancyMaxActiveClusters(mxfp8_gemm_kernel)");
+  if (clusters < 1)
+    throw KernelError("cudaOccupancyMaxActiveClusters: no cluster of 2 CTAs with " + std::to_string(shared_bytes(stages)) +
+                      " bytes of shared memory fits; use fewer stages");
+  return clusters;
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+} // namespace
+
+std::string mxfp8_gemm_unsupported_reason(int tile_m, int tile_n, int tile_k, int stages) {
+  if (tile_m != kBlockM) return "tile_m = " + std::to_string(tile_m) + " is not supported; use 128";
+  // A 256-wide tile would need 128 accumulators and 128 temporaries per thread: more than 232 registers.
+  if (tile_n != kBlockN) return "tile_n = " + std::to_string(tile_n) + " is not supported; use 128";
+  if (tile_k != kBlockK) return "tile_k = " + std::to_string(tile_k) + " is not supported; use 128 (four MX blocks)";
+  if (stages < kMinStages || stages > kMaxStages)
+    return "stages = " + std::to_string(stages) + " is not supported; use " + std::to_string(kMinStages) + ".." +
+           std::to_string(kMaxStages) + " (shared memory holds at most that many)";
+  return {};
+}
+
+std::string mxfp8_gemm_k_reason(int k) {
+  if (k <= 0 || k % kScaleBlock != 0)
+    return "k = " + std::to_string(k) + " is not a positive multiple of 32 (one E8M0 scale per 32 elements of K)";
+  if (k % kBlockK != 0)
+    return "k = " + std::to_string(k) + " is not a multiple of 128 (a stage's four MX blocks, one 128-byte swizzle "
+           "row); pad K to " + std::to_string((k + kBlockK - 1) / kBlockK * kBlockK);
+  return {};
+}
+
+struct Mxfp8GroupedGemm::Impl {
+  Mxfp8GemmProblem problem;
+  TensorMaps maps{};
+  Params params{};
+  int* device_offsets = nullptr;
+  int tiles = 0, grid = 0, total_tokens = 0;
+};
+
+Mxfp8GroupedGemm::Mxfp8GroupedGemm(const Mxfp8GemmProblem& problem, const void* x, const void* x_scales,
+                                   const void* w, const void* w_scales, void* y, int sm_count)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.problem = problem;
+  const std::string reason = mxfp8_gemm_unsupported_reason(kBlockM, kBlockN, kBlockK, problem.stages);
+  require(reason.empty(), reason);
+  require(mxfp8_gemm_k_reason(problem.k).empty(), mxfp8_gemm_k_reason(problem.k));
+  require(problem.experts >= 1, "experts = " + std::to_string(problem.experts) + " must be >= 1");
+  require(static_cast<int>(problem.tokens_per_expert.size()) == problem.experts,
+          "tokens_per_expert has " + std::to_string(problem.tokens_per_expert.size()) + " entries, experts = " +
+              std::to_string(problem.experts));
+  require(problem.n >= 8 && problem.n % 8 == 0,
+          "n = " + std::to_string(problem.n) + " must be a positive multiple of 8 (16-byte rows of Y)");
+  require(static_cast<int>(problem.order.kind) >= 0 && problem.order.kind < LaunchOrderKind::count_,
+          "order.kind is not a LaunchOrderKind");
+  require(problem.order.group >= 1, "order.group = " + std::to_string(problem.order.group) + " must be >= 1");
+  require(sm_count >= 1, "sm_count = " + std::to_string(sm_count) + " must be >= 1");
+
+  const ExpertTiles space = expert_tiles(problem.tokens_per_expert, kBlockM, problem.n, kBlockN, "Mxfp8GemmProblem");
+  m.total_tokens = space.total_tokens;
+  m.tiles = space.tiles;
+  const int pairs = (m.tiles + kClusterSize - 1) / kClusterSize;
+  m.grid = problem.persistent
+               ? kClusterSize * std::max(1, std::min({sm_count / kClusterSize, max_active_clusters(problem.stages), pairs}))
+               : kClusterSize * pairs;
+
+  if (m.total_tokens > 0) {
+    require(x && x_scales && w && w_scales && y, "x, x_scales, w, w_scales and y must be device pointers, got a null");
+    require(aligned16(x) && aligned16(w) && aligned16(y), "x, w and y must be 16-byte aligned (TMA global addresses)");
+    require(reinterpret_cast<std::uintptr_t>(x_scales) % 4 == 0 && reinterpret_cast<std::uintptr_t>(w_scales) % 4 == 0,
+            "x_scales and w_scales must be 4-byte aligned (a stage's four scale bytes are one load)");
+    const auto x_rows = static_cast<uint64_t>(m.total_tokens);
+    const auto w_rows = static_cast<uint64_t>(problem.experts) * problem.n;
+    const auto k = static_cast<uint64_t>(problem.k);
+    m.maps.x = make_byte_tensor_map_2d(x, x_rows, k, kBlockM, kBlockK);
+    m.maps.x_half = make_byte_tensor_map_2d(x, x_rows, k, kBlockM / 2, kBlockK);
+    m.maps.w = make_byte_tensor_map_2d(w, w_rows, k, kBlockN, kBlockK);
+    m.maps.w_half = make_byte_tensor_map_2d(w, w_rows, k, kBlockN / 2, kBlockK);
+    m.maps.y = make_bf16_tensor_map_2d(y, x_rows, problem.n, 64, 64); // epilogue chunks
+  }
+  const std::vector<int>& offsets = space.offsets;
+  check_cuda(cudaMalloc(&m.device_offsets, offsets.size() * sizeof(int)), "cudaMalloc(offsets)");
+  check_cuda(cudaMemcpy(m.device_offsets, offsets.data(), offsets.size() * sizeof(int), cudaMemcpyHostToDevice),
+             "cudaMemcpy(offsets)");
+  m.params.x_scales = static_cast<const uint8_t*>(x_scales);
+  m.params.w_scales = static_cast<const uint8_t*>(w_scales);
+  m.params.x_rows = m.total_tokens;
+  m.params.w_rows = problem.experts * problem.n;
+  m.params.scale_cols = problem.k / kScaleBlock;
+  GroupedGemmParams& p = m.params.gemm;
+  p.order = problem.order;
+  p.space = TileSpace{m.device_offsets, problem.experts, offsets[problem.experts], space.tile_cols};
+  p.token_offsets = m.device_offsets + problem.experts + 1;
+  p.y = static_cast<__nv_bfloat16*>(y);
+  p.bias = nullptr;
+  p.trace = nullptr;
+  p.n = problem.n;
+  p.k_blocks = problem.k / kBlockK;
+  p.stages = problem.stages;
+}
+
+Mxfp8GroupedGemm::~Mxfp8GroupedGemm() {
+  if (impl_ && impl_->device_offsets) cudaFree(impl_->device_offsets); // no throw from a destructor
+}
+
+void Mxfp8GroupedGemm::run(cudaStream_t stream, TileTrace* trace) const {
+  const Impl& m = *impl_;
+  if (m.tiles == 0) return;
+  Params params = m.params;
+  params.gemm.trace = trace;
+  cudaLaunchAttribute cluster{};
+  const cudaLaunchConfig_t config = launch_config(m.grid, params.gemm.stages, stream, &cluster);
+  check_cuda(cudaLaunchKernelEx(&config, mxfp8_gemm_kernel, m.maps, params), "cudaLaunchKernelEx(mxfp8_gemm_kernel)");
+}
+
+int Mxfp8GroupedGemm::tile_count() const { return impl_->tiles; }
+int Mxfp8GroupedGemm::grid_size() const { return impl_->grid; }
+int Mxfp8GroupedGemm::total_tokens() const { return impl_->total_tokens; }
+double Mxfp8GroupedGemm::flops() const {
+  return 2.0 * impl_->total_tokens * static_cast<double>(impl_->problem.n) * impl_->problem.k;
+}
+
+} // namespace tilesim::kernels

@@ -1,0 +1,63 @@
+// Block-scaled MXFP8 grouped GEMM for Hopper (sm_90a): Y_e = X_e * W_e^T for every expert e, with
+// FP8 E4M3 elements and one E8M0 scale per 32 consecutive K-elements (OCP MX v1.0), fp32
+// accumulation, bf16 out. Scheme (a) of kernels/mxfp8/NOTES.md: FP8 wgmma per MX block, scales
+// applied to each block's product on the CUDA cores.
+//
+//   X [total_tokens, k] e4m3, X scales [total_tokens, k / 32] e8m0 (the rowwise quantiser's output)
+//   W [experts, n, k]   e4m3, W scales [experts * n, k / 32] e8m0 (W's rows quantised along k)
+//   Y [total_tokens, n] bf16
+//
+// The same tile walk as the bf16 grouped GEMM (tilesim::tile_at, every launch order, persistent or
+// one CTA per tile, clusters of two). Usable from plain C++: no CUDA types beyond cudaStream_t.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/common/kernel_error.h"
+#include "kernels/common/tile_trace.h"
+#include "models/launch_order.h"
+
+namespace tilesim::kernels {
+
+struct Mxfp8GemmProblem {
+  int experts = 1;
+  std::vector<int> tokens_per_expert; // size == experts
+  int n = 0;                          // multiple of 8
+  int k = 0;                          // multiple of 128: whole stages of four MX blocks
+  int stages = 4;                     // 3..5
+  bool persistent = true;
+  LaunchOrder order{};
+};
+
+// Empty when the kernel runs this tile and ring depth, otherwise a message naming the field and the fix.
+std::string mxfp8_gemm_unsupported_reason(int tile_m, int tile_n, int tile_k, int stages);
+// Empty when the kernel takes this k, otherwise why not and what to use.
+std::string mxfp8_gemm_k_reason(int k);
+
+class Mxfp8GroupedGemm {
+public:
+  // Device buffers as above: X, W, Y 16-byte aligned, scales 4-byte. Validates everything; throws KernelError.
+  Mxfp8GroupedGemm(const Mxfp8GemmProblem& problem, const void* x, const void* x_scales, const void* w,
+                   const void* w_scales, void* y, int sm_count);
+  ~Mxfp8GroupedGemm();
+  Mxfp8GroupedGemm(const Mxfp8GroupedGemm&) = delete;
+  Mxfp8GroupedGemm& operator=(const Mxfp8GroupedGemm&) = delete;
+
+  // Enqueues the kernel on `stream`. `trace` is a device array of tile_count() records or nullptr.
+  void run(cudaStream_t stream, TileTrace* trace) const;
+
+  int tile_count() const;
+  int grid_size() const;
+  int total_tokens() const;
+  double flops() const; // 2 * total_tokens * n * k
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace tilesim::kernels

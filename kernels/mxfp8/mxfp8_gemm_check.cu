@@ -1,0 +1,208 @@
+// mxfp8_gemm_check: the MXFP8 grouped GEMM against the CPU reference of the dequantised operands
+// (mxfp8_gemm_reference.h), every output element. Random E4M3 elements (every finite code), random
+// E8M0 scales per 32-block (2^-8..2^8, or adversarial: 2^-40..2^40, whole blocks of zeros with the
+// 2^-127 scale the quantiser gives them, a NaN scale that must turn its row to NaN), ragged and
+// zero-token experts, M and N tails, several launch orders, persistent and one CTA per tile, every
+// ring depth; Y poisoned (NaN) before each run. Then the refusals: k not a multiple of 32 or 128,
+// an unsupported ring depth. The CPU reference's own hand-worked case runs first, with or without
+// a GPU. Exit 0 pass, 1 fail, 77 no CUDA device (CTest skip).
+#include <cuda_runtime_api.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/common/check_kernels.cuh"
+#include "kernels/mxfp8/mxfp8_gemm.h"
+#include "kernels/mxfp8/mxfp8_gemm_reference.h"
+#include "models/launch_order_names.h"
+
+namespace tk = tilesim::kernels;
+namespace ref = tilesim::kernels::mxfp8_reference;
+using tk::testing::check;
+
+namespace {
+
+enum class Scales { moderate, adversarial };
+
+struct Case {
+  const char* name;
+  std::vector<int> tokens;
+  int n, k;
+  const char* order;
+  bool persistent;
+  int stages;
+  Scales scales;
+  bool quick;
+};
+
+struct Operands {
+  std::vector<std::uint8_t> x, x_scales, w, w_scales;
+};
+
+std::uint8_t random_e4m3(std::mt19937_64& rng) {
+  const auto b = static_cast<std::uint8_t>(rng());
+  return (b & 0x7F) == 0x7F ? static_cast<std::uint8_t>(b - 1) : b; // 0x7F and 0xFF are NaN
+}
+
+Operands make_operands(const Case& c, int total, std::mt19937_64& rng) {
+  const int experts = static_cast<int>(c.tokens.size()), blocks = c.k / ref::kBlock;
+  Operands o;
+  o.x.resize(static_cast<std::size_t>(total) * c.k);
+  o.w.resize(static_cast<std::size_t>(experts) * c.n * c.k);
+  for (auto& v : o.x) v = random_e4m3(rng);
+  for (auto& v : o.w) v = random_e4m3(rng);
+  const int spread = c.scales == Scales::moderate ? 8 : 40;
+  const auto scale = [&] { return static_cast<std::uint8_t>(127 - spread + static_cast<int>(rng() % (2 * spread + 1))); };
+  o.x_scales.resize(static_cast<std::size_t>(total) * blocks);
+  o.w_scales.resize(static_cast<std::size_t>(experts) * c.n * blocks);
+  for (auto& v : o.x_scales) v = scale();
+  for (auto& v : o.w_scales) v = scale();
+  if (c.scales == Scales::adversarial && total > 3) {
+    for (int b = 0; b < blocks; b += 3) { // every third block of row 1 all zero, scale 2^-127
+      o.x_scales[static_cast<std::size_t>(1) * blocks + b] = 0;
+      std::memset(&o.x[static_cast<std::size_t>(1) * c.k + b * ref::kBlock], 0, ref::kBlock);
+    }
+    o.x_scales[static_cast<std::size_t>(2) * blocks + blocks / 2] = ref::kScaleNaN; // row 2: NaN
+    o.w_scales[static_cast<std::size_t>(3) * blocks] = 127 + 100; // column 3's first block 2^100 ...
+    for (int r = 0; r < total; ++r) o.x_scales[static_cast<std::size_t>(r) * blocks] = 127 - 100; // ... X's 2^-100
+  }
+  return o;
+}
+
+template <typename T> T* to_device(const std::vector<T>& host) {
+  T* d = nullptr;
+  check(cudaMalloc(&d, std::max<std::size_t>(host.size(), 1) * sizeof(T)), "cudaMalloc");
+  check(cudaMemcpy(d, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy(H2D)");
+  return d;
+}
+
+double bf16_value(std::uint16_t bits) { return ref::bf16_to_double(bits); }
+
+bool run_case(const Case& c, int sm_count, std::mt19937_64& rng) {
+  const int experts = static_cast<int>(c.tokens.size()), blocks = c.k / ref::kBlock;
+  std::vector<int> offsets(experts + 1, 0);
+  for (int e = 0; e < experts; ++e) offsets[e + 1] = offsets[e] + c.tokens[e];
+  const int total = offsets[experts];
+  const Operands o = make_operands(c, total, rng);
+  auto* x = to_device(o.x);
+  auto* xs = to_device(o.x_scales);
+  auto* w = to_device(o.w);
+  auto* ws = to_device(o.w_scales);
+  std::uint16_t* y = nullptr;
+  const std::size_t y_count = static_cast<std::size_t>(total) * c.n;
+  check(cudaMalloc(&y, std::max<std::size_t>(y_count, 1) * 2), "cudaMalloc(Y)");
+  check(cudaMemset(y, 0xFF, y_count * 2), "cudaMemset(Y poison)");
+  tk::Mxfp8GemmProblem p;
+  p.experts = experts;
+  p.tokens_per_expert = c.tokens;
+  p.n = c.n;
+  p.k = c.k;
+  p.stages = c.stages;
+  p.persistent = c.persistent;
+  p.order = tilesim::parse_launch_order(c.order);
+  std::vector<std::uint16_t> got(y_count);
+  try {
+    tk::Mxfp8GroupedGemm gemm(p, x, xs, w, ws, y, sm_count);
+    gemm.run(nullptr, nullptr);
+    check(cudaDeviceSynchronize(), "mxfp8_gemm_kernel");
+  } catch (const tk::KernelError& e) {
+    std::printf("FAIL %s: %s\n", c.name, e.what());
+    return false;
+  }
+  check(cudaMemcpy(got.data(), y, y_count * 2, cudaMemcpyDeviceToHost), "cudaMemcpy(Y)");
+  long long bad = 0, nan_rows_ok = 0;
+  double worst = 0.0;
+  for (int e = 0; e < experts; ++e)
+    for (int r = offsets[e]; r < offsets[e + 1]; ++r)
+      for (int col = 0; col < c.n; ++col) {
+        const std::size_t wr = static_cast<std::size_t>(e) * c.n + col;
+        const ref::DotProduct want =
+            ref::dequantised_dot(&o.x[static_cast<std::size_t>(r) * c.k], &o.x_scales[static_cast<std::size_t>(r) * blocks],
+                                 &o.w[wr * c.k], &o.w_scales[wr * blocks], c.k);
+        const double v = bf16_value(got[static_cast<std::size_t>(r) * c.n + col]);
+        if (std::isnan(want.value) && std::isnan(v)) ++nan_rows_ok;
+        if (!ref::agrees(v, want)) {
+          if (bad < 3)
+            std::printf("  %s: Y[%d, %d] = %.9g, reference %.9g (|products| %.3g)\n", c.name, r, col, v, want.value,
+                        want.magnitude);
+          ++bad;
+        } else if (!std::isnan(want.value)) {
+          worst = std::max(worst, std::fabs(v - want.value) / ref::tolerance(want));
+        }
+      }
+  for (void* ptr : {static_cast<void*>(x), static_cast<void*>(xs), static_cast<void*>(w), static_cast<void*>(ws),
+                    static_cast<void*>(y)})
+    cudaFree(ptr);
+  std::printf("%s %s: %zu outputs, %lld wrong, %lld NaN as expected, worst error %.2f of the tolerance\n",
+              bad ? "FAIL" : "ok", c.name, y_count, bad, nan_rows_ok, worst);
+  return bad == 0;
+}
+
+// The refusals are KernelError naming the field, before anything touches the device buffers.
+bool refuses(int k, int stages, const char* expect) {
+  tk::Mxfp8GemmProblem p;
+  p.tokens_per_expert = {128};
+  p.n = 128;
+  p.k = k;
+  p.stages = stages;
+  try {
+    tk::Mxfp8GroupedGemm gemm(p, nullptr, nullptr, nullptr, nullptr, nullptr, 132);
+  } catch (const tk::KernelError& e) {
+    const bool ok = std::strstr(e.what(), expect) != nullptr;
+    std::printf("%s refusal k=%d stages=%d: %s\n", ok ? "ok" : "FAIL", k, stages, e.what());
+    return ok;
+  }
+  std::printf("FAIL refusal k=%d stages=%d: accepted\n", k, stages);
+  return false;
+}
+
+// One block of 32: X all 1.0 (E4M3 0x38) at scale 2^1, W all 0.5 (0x30) at 2^-1: 32 x 2 x 0.25 = 16.
+bool reference_hand_worked() {
+  std::vector<std::uint8_t> x(32, 0x38), w(32, 0x30);
+  const std::uint8_t xs = 128, ws = 126;
+  const ref::DotProduct d = ref::dequantised_dot(x.data(), &xs, w.data(), &ws, 32);
+  const bool ok = d.value == 16.0 && d.magnitude == 16.0 && ref::agrees(16.0, d) && !ref::agrees(16.25, d);
+  std::printf("%s CPU reference, hand-worked block: %g (want 16)\n", ok ? "ok" : "FAIL", d.value);
+  return ok;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
+  if (!reference_hand_worked()) return 1;
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::printf("SKIP: no CUDA device (mxfp8_gemm_check needs an sm_90 GPU)\n");
+    return 77;
+  }
+  int sms = 0;
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "cudaDeviceGetAttribute");
+  const std::vector<Case> cases = {
+      {"dense 256x256x512 row_major", {256}, 256, 512, "row_major", true, 4, Scales::moderate, true},
+      {"ragged E=6 n=384 k=1024 grouped_m:8", {0, 1, 130, 257, 64, 128}, 384, 1024, "grouped_m:8", true, 4,
+       Scales::moderate, true},
+      {"ragged E=6 hilbert one CTA per tile", {0, 1, 130, 257, 64, 128}, 384, 1024, "hilbert", false, 3,
+       Scales::moderate, false},
+      {"n tail 300x200x512 column_major 5 stages", {300}, 200, 512, "column_major", true, 5, Scales::moderate, false},
+      {"E=8 x 160 n=384 k=2048 interleaved", std::vector<int>(8, 160), 384, 2048, "interleaved", true, 4,
+       Scales::moderate, false},
+      {"adversarial scales E=2 n=256 k=1024 grouped_n:4", {130, 70}, 256, 1024, "grouped_n:4", true, 4,
+       Scales::adversarial, true},
+      {"adversarial scales, one CTA per tile, expert_major:2", {200, 0, 57}, 256, 1536, "expert_major:2", false, 5,
+       Scales::adversarial, false},
+  };
+  std::mt19937_64 rng(20);
+  bool ok = true;
+  for (const Case& c : cases)
+    if (!quick || c.quick) ok = run_case(c, sms, rng) && ok;
+  ok = refuses(1000, 4, "multiple of 32") && ok;
+  ok = refuses(544, 4, "multiple of 128") && ok;
+  ok = refuses(1024, 6, "stages = 6") && ok;
+  std::printf("%s\n", ok ? "PASS" : "FAIL");
+  return ok ? 0 : 1;
+}
