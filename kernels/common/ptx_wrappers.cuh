@@ -134,16 +134,19 @@ __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
-// bar.arrive (9.7.13.1 bar/barrier): counts this warp towards named barrier `id` without waiting,
-// for a producer/consumer hand-off between warpgroups (the waiting side uses bar.sync).
-__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
-  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+// cp.async.ca.shared.global (PTX ISA, cp.async, sm_80+): copies 4 bytes from global to shared
+// memory without a register; with `present` false it reads nothing and writes zeros (src-size 0).
+__device__ __forceinline__ void cp_async_4(void* dst, const void* src, bool present) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(smem_addr(dst)), "l"(reinterpret_cast<uint64_t>(src)),
+               "r"(present ? 4 : 0)
+               : "memory");
 }
 
-// prefetch.global.L1 (9.7.9.15 prefetch): bring the line holding `p` into L1, no register written.
-__device__ __forceinline__ void prefetch_l1(const void* p) {
-  asm volatile("prefetch.global.L1 [%0];" ::"l"(reinterpret_cast<uint64_t>(p)));
-}
+// cp.async.commit_group: closes the group of this thread's cp.async copies issued so far.
+__device__ __forceinline__ void cp_async_commit_group() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+
+// cp.async.wait_all: this thread's cp.async copies have landed (visible to other threads after a barrier).
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
 
 // prefetch.tensormap (9.7.9.26 prefetch): pull the descriptor into the cache before the first load.
 __device__ __forceinline__ void prefetch_tensor_map(const CUtensorMap* map) {

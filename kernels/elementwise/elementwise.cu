@@ -22,14 +22,14 @@ struct KernelEntry {
   const void* function = nullptr;
 };
 
-template <typename T, int Vector, int Unroll, ElementwiseOp Op, typename Index, bool Streaming> KernelEntry entry() {
+template <typename T, int Vector, int Unroll, ElementwiseOp Op, typename Index> KernelEntry entry() {
   const LaunchFn launch = [](const void* x, const void* y, void* out, std::int64_t elements, std::int64_t steps,
                              int grid, int block, cudaStream_t stream) {
-    elementwise_kernel<T, Vector, Unroll, Op, Index, Streaming><<<grid, block, 0, stream>>>(
+    elementwise_kernel<T, Vector, Unroll, Op, Index><<<grid, block, 0, stream>>>(
         static_cast<const T*>(x), static_cast<const T*>(y), static_cast<T*>(out), static_cast<Index>(elements),
         static_cast<Index>(steps));
   };
-  return {launch, reinterpret_cast<const void*>(&elementwise_kernel<T, Vector, Unroll, Op, Index, Streaming>)};
+  return {launch, reinterpret_cast<const void*>(&elementwise_kernel<T, Vector, Unroll, Op, Index>)};
 }
 
 // Picks the instantiation for the problem's run-time choices, one template argument at a time.
@@ -38,13 +38,10 @@ struct Choice {
   int vector;
   int unroll;
   bool wide_index;
-  bool streaming;
 };
 
 template <typename T, int Vector, int Unroll, ElementwiseOp Op> KernelEntry entry_for_index(const Choice& c) {
-  if (c.streaming) // built for 32-bit indices only (problems of up to 2^31 elements)
-    return c.wide_index ? KernelEntry{} : entry<T, Vector, Unroll, Op, std::int32_t, true>();
-  return c.wide_index ? entry<T, Vector, Unroll, Op, std::int64_t, false>() : entry<T, Vector, Unroll, Op, std::int32_t, false>();
+  return c.wide_index ? entry<T, Vector, Unroll, Op, std::int64_t>() : entry<T, Vector, Unroll, Op, std::int32_t>();
 }
 
 template <typename T, int Vector, int Unroll> KernelEntry entry_for_op(const Choice& c) {
@@ -85,7 +82,7 @@ std::int64_t step_elements(const ElementwiseProblem& p) {
 KernelEntry find_kernel(const ElementwiseProblem& p) {
   // 32-bit indices while every index the kernel forms (up to the last step's end) fits.
   const bool wide = p.elements + step_elements(p) > std::numeric_limits<std::int32_t>::max();
-  const Choice c{p.op, p.vector, p.unroll, wide, p.streaming_loads};
+  const Choice c{p.op, p.vector, p.unroll, wide};
   switch (p.dtype) {
   case Dtype::fp32: return entry_for_vector<float>(c);
   case Dtype::bf16: return entry_for_vector<__nv_bfloat16>(c);
@@ -111,8 +108,6 @@ std::string elementwise_unsupported_reason(const ElementwiseProblem& p) {
            " (16 bytes of " + dtype_name(p.dtype) + ")";
   if (p.unroll != 1 && p.unroll != 2 && p.unroll != 4)
     return "unroll = " + std::to_string(p.unroll) + " must be 1, 2 or 4";
-  if (p.streaming_loads && p.elements + step_elements(p) > std::numeric_limits<std::int32_t>::max())
-    return "streaming_loads is built for up to 2^31 elements less one step; split the array or use plain loads";
   const std::int64_t steps = (p.elements + step_elements(p) - 1) / step_elements(p);
   if (!p.persistent && steps > std::numeric_limits<int>::max())
     return "elements = " + std::to_string(p.elements) + " needs " + std::to_string(steps) +

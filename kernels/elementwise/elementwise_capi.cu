@@ -7,11 +7,10 @@
 
 extern "C" {
 
-// op: 0 add, 1 mul, 2 relu, 3 gelu; dtype: 0 fp32, 1 bf16, 2 fp16; streaming_loads: evict-first
-// input loads (ElementwiseProblem::streaming_loads). Enqueues one run on `stream`
+// op: 0 add, 1 mul, 2 relu, 3 gelu; dtype: 0 fp32, 1 bf16, 2 fp16. Enqueues one run on `stream`
 // (e.g. torch.cuda.current_stream().cuda_stream); returns 0, or 1 with the message in `error`.
 int tilesim_elementwise_run(int op, int dtype, const void* x, const void* y, void* out, long long elements, int block,
-                            int vector, int unroll, int persistent, int streaming_loads, int sm_count, void* stream, char* error,
+                            int vector, int unroll, int persistent, int sm_count, void* stream, char* error,
                             int error_len) {
   try {
     tilesim::kernels::ElementwiseProblem p;
@@ -24,7 +23,6 @@ int tilesim_elementwise_run(int op, int dtype, const void* x, const void* y, voi
     p.vector = vector;
     p.unroll = unroll;
     p.persistent = persistent != 0;
-    p.streaming_loads = streaming_loads != 0;
     tilesim::kernels::Elementwise(p, x, y, out, sm_count).run(static_cast<cudaStream_t>(stream));
     return 0;
   } catch (const std::exception& e) {

@@ -1,8 +1,8 @@
 // elementwise_check: the element-wise kernel against a double-precision host reference. Every case
 // draws fresh inputs, poisons the output and a guard region after it (0xFF bytes) before the run,
 // and checks every element within the dtype's rounding (GELU: plus tanh.approx's 2^-11), and the
-// guard untouched. Sizes straddle the vector and block boundaries (masked tail), forms grid,
-// persistent and grid with streaming loads. Exit 0 pass, 1 fail, 77 no CUDA device (CTest skip).
+// guard untouched. Sizes straddle the vector and block boundaries (masked tail), forms grid and
+// persistent. Exit 0 pass, 1 fail, 77 no CUDA device (CTest skip).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
@@ -110,7 +110,7 @@ int run_case(const tk::ElementwiseProblem& p, int sm_count, std::mt19937_64& rng
   std::string where = std::string(name_of(p.op)) + " " + name_of(p.dtype) + " n=" + std::to_string(p.elements) +
                       " block=" + std::to_string(p.block) + " vector=" + std::to_string(p.vector) +
                       " unroll=" + std::to_string(p.unroll) +
-                      (p.persistent ? " persistent" : " grid") + (p.streaming_loads ? " streaming" : "");
+                      (p.persistent ? " persistent" : " grid");
   try {
     tk::Elementwise kernel(p, b.x, binary ? b.y : nullptr, b.out, sm_count);
     kernel.run(nullptr);
@@ -158,15 +158,13 @@ int main(int argc, char** argv) {
   for (Dtype dtype : {Dtype::fp32, Dtype::bf16, Dtype::fp16})
     for (ElementwiseOp op : {ElementwiseOp::add, ElementwiseOp::mul, ElementwiseOp::relu, ElementwiseOp::gelu})
       for (std::int64_t n : sizes)
-        for (int form : {0, 1, 2}) // grid, persistent, grid with streaming loads
+        for (bool persistent : {false, true})
           for (int block : {64, 256, 1024}) {
-            const bool persistent = form == 1, streaming = form == 2;
             const int max_vector = 16 / bytes_of(dtype);
             for (int vector : {1, max_vector})
               for (int unroll : {1, 2, 4}) {
                 if (quick && (block == 64 || unroll == 4 || (dtype == Dtype::fp16 && op != ElementwiseOp::gelu))) continue;
-                if (streaming && (block != 256 || unroll == 4)) continue;
-                tk::ElementwiseProblem p{op, dtype, n, block, vector, unroll, persistent, streaming};
+                tk::ElementwiseProblem p{op, dtype, n, block, vector, unroll, persistent};
                 failures += run_case(p, sm_count, rng);
                 ++cases;
               }

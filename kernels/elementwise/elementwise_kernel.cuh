@@ -12,7 +12,6 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
-#include <type_traits>
 
 #include "kernels/common/activations.cuh"
 #include "models/kernel_spec.h"
@@ -41,24 +40,6 @@ template <typename T, int Vector> struct alignas(sizeof(T) * Vector) Pack {
   T v[Vector];
 };
 
-// One vector load. Streaming: ld.global.cs (CUDA C++ Programming Guide, "Load Functions Using Cache
-// Hints"; PTX ISA 9.7.9.8 ld: ".cs ... allocates global lines with evict-first policy in L1 and
-// L2"), so that the inputs, read once, leave the L2 before the output's dirty lines do, and more of
-// the output is still in L2 when the kernel ends instead of written to DRAM during it.
-template <bool Streaming, typename V> __device__ __forceinline__ V load_vector(const V* p) {
-  if constexpr (!Streaming) {
-    return *p;
-  } else {
-    using Word = std::conditional_t<sizeof(V) == 16, int4, std::conditional_t<sizeof(V) == 8, int2,
-                 std::conditional_t<sizeof(V) == 4, int, short>>>;
-    static_assert(sizeof(Word) == sizeof(V), "a vector is 2, 4, 8 or 16 bytes");
-    const Word w = __ldcs(reinterpret_cast<const Word*>(p));
-    V v;
-    memcpy(&v, &w, sizeof(V));
-    return v;
-  }
-}
-
 template <typename T, int Vector, ElementwiseOp Op>
 __device__ __forceinline__ Pack<T, Vector> apply_pack(const Pack<T, Vector>& a, const Pack<T, Vector>& b) {
   Pack<T, Vector> r;
@@ -67,7 +48,7 @@ __device__ __forceinline__ Pack<T, Vector> apply_pack(const Pack<T, Vector>& a, 
   return r;
 }
 
-template <typename T, int Vector, int Unroll, ElementwiseOp Op, typename Index, bool Streaming = false>
+template <typename T, int Vector, int Unroll, ElementwiseOp Op, typename Index>
 __global__ void elementwise_kernel(const T* __restrict__ x, const T* __restrict__ y, T* __restrict__ out,
                                    Index elements, Index steps) {
   using V = Pack<T, Vector>;
@@ -78,8 +59,8 @@ __global__ void elementwise_kernel(const T* __restrict__ x, const T* __restrict_
       V a[Unroll], b[Unroll];
 #pragma unroll
       for (int u = 0; u < Unroll; ++u) {
-        a[u] = load_vector<Streaming>(reinterpret_cast<const V*>(x + first + u * stride));
-        if constexpr (is_binary(Op)) b[u] = load_vector<Streaming>(reinterpret_cast<const V*>(y + first + u * stride));
+        a[u] = *reinterpret_cast<const V*>(x + first + u * stride);
+        if constexpr (is_binary(Op)) b[u] = *reinterpret_cast<const V*>(y + first + u * stride);
       }
 #pragma unroll
       for (int u = 0; u < Unroll; ++u) *reinterpret_cast<V*>(out + first + u * stride) = apply_pack<T, Vector, Op>(a[u], b[u]);

@@ -25,7 +25,7 @@ int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
 template <int BlockN, GemmEpilogue Epilogue = GemmEpilogue::none> void enable_shared_memory(int stages) {
   static int enabled_bytes = 0; // raise the opt-in once per instantiation, to the largest asked
-  const int bytes = TileShape<BlockN>::shared_bytes(stages);
+  const int bytes = TileShape<BlockN>::shared_bytes(stages, Epilogue);
   if (bytes <= enabled_bytes) return;
   check_cuda(cudaFuncSetAttribute(grouped_gemm_kernel<BlockN, Epilogue>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
              "cudaFuncSetAttribute(grouped_gemm_kernel, MaxDynamicSharedMemorySize)");
@@ -69,7 +69,8 @@ void launch(const TensorMaps& maps, const GroupedGemmParams& params, int grid, c
   enable_shared_memory<BlockN, Epilogue>(params.stages);
   cudaLaunchAttribute cluster{};
   const cudaLaunchConfig_t config = launch_config(grid, TileShape<BlockN>::threads,
-                                                  TileShape<BlockN>::shared_bytes(params.stages), stream, &cluster);
+                                                  TileShape<BlockN>::shared_bytes(params.stages, Epilogue), stream,
+                                                  &cluster);
   check_cuda(cudaLaunchKernelEx(&config, grouped_gemm_kernel<BlockN, Epilogue>, maps, params),
              "cudaLaunchKernelEx(grouped_gemm_kernel)");
 }
