@@ -56,6 +56,17 @@ struct Mxfp8QuantizeShape {
   std::int64_t elements() const { return rows * cols; }
 };
 
+// How a GEMM with MXFP8 operands on tensor cores without block scaling (Hopper) applies its
+// scales (kernels/mxfp8/NOTES.md): promote each 32-wide block's FP8 product on the CUDA cores, or
+// dequantise the operands exactly to bf16 and run bf16 MMAs. "block_scale" in the spec.
+enum class BlockScaleScheme { promote, dequantize };
+std::string to_string(BlockScaleScheme scheme);
+
+struct BlockScale {
+  BlockScaleScheme scheme = BlockScaleScheme::promote;
+  Mxfp8Element element = Mxfp8Element::e4m3;
+};
+
 // What a GEMM does to its fp32 accumulator before the store: nothing, or adds a per-column bias
 // (one row of n per expert, c_dtype) and applies ReLU or GELU (tanh form).
 enum class GemmEpilogue { none, bias_relu, bias_gelu };
@@ -101,6 +112,7 @@ struct KernelSpec {
   LaunchOrder order;
   GemmEpilogue epilogue = GemmEpilogue::none;
   WeightQuant quant; // mixed-input GEMMs only
+  BlockScale block_scale; // MXFP8 GEMMs (dtype mxfp8) only
   ElementwiseShape elementwise; // kind elementwise only; the GEMM fields are then unused
   Mxfp8QuantizeShape mxfp8; // kind mxfp8_quantize only
 
@@ -110,6 +122,7 @@ struct KernelSpec {
   std::vector<int> tile_row_offsets() const; // experts + 1 prefix sums of ceil(m_e / tile.m)
   int tile_cols() const { return (n + tile.n - 1) / tile.n; }
   bool is_gemm() const { return kind == KernelKind::gemm || kind == KernelKind::grouped_gemm; }
+  bool mxfp8_gemm() const { return is_gemm() && a_dtype == Dtype::mxfp8 && b_dtype == Dtype::mxfp8; }
   bool mixed_input() const { return a_dtype == Dtype::bf16 && (b_dtype == Dtype::int8 || b_dtype == Dtype::uint8); }
 };
 

@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
-# Issue 20's GEMM device session (H100), one call: compute-sanitizer memcheck once on the MXFP8
-# GEMM, its full check, its SASS and resources, and the benchmark against our bf16 grouped GEMM and
-# torch._scaled_mm (bench_gemm.py).
+# Issue 20's GEMM device session (H100), one call: the MXFP8 GEMM's quick check (nothing else runs
+# if it fails), compute-sanitizer memcheck once, the full check, its SASS and resources, the
+# promote-rate microbenchmark, the benchmark against our bf16 grouped GEMM and torch._scaled_mm
+# (bench_gemm.py), and the GEMM part of the MXFP8 dataset.
 #
-#   kernels/mxfp8/run_device_gemm.sh BIN_DIR OUT_DIR [bench_gemm.py options...]
+#   kernels/mxfp8/run_device_gemm.sh BIN_DIR OUT_DIR [SWEEP_SECONDS]
 #
-# BIN_DIR holds mxfp8_gemm_check, libtilesim_mxfp8_capi.so and libtilesim_grouped_gemm_capi.so.
-# Writes OUT_DIR/gemm_checks.log, sass_gemm.txt and bench_gemm.json.
+# BIN_DIR holds mxfp8_gemm_check, mxfp8_promote_rate, tilesim-measure, libtilesim_mxfp8_capi.so and
+# libtilesim_grouped_gemm_capi.so. Writes OUT_DIR/gemm_checks.log, sass_gemm.txt,
+# mxfp8_promote_rate.json, bench_gemm.json, gemm_dataset.log and gemm_measured.tgz (one result per
+# g_*.json spec of validation/data/h100/mxfp8/specs/, same file name, each with its exact command
+# in its provenance), starting no configuration after SWEEP_SECONDS (default 240).
 set -u -o pipefail
-bin="$(cd "${1:?usage: run_device_gemm.sh BIN_DIR OUT_DIR [bench options]}" && pwd)"
-out="${2:?usage: run_device_gemm.sh BIN_DIR OUT_DIR [bench options]}"
-shift 2
-mkdir -p "$out"
+bin="$(cd "${1:?usage: run_device_gemm.sh BIN_DIR OUT_DIR [SWEEP_SECONDS]}" && pwd)"
+out="${2:?usage: run_device_gemm.sh BIN_DIR OUT_DIR [SWEEP_SECONDS]}"
+sweep_seconds="${3:-240}"
+specs=validation/data/h100/mxfp8/specs
+mkdir -p "$out/measured"
 # BIN_DIR last: a CUDA 13 runtime carried there is used only where the machine has none.
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64:${LD_LIBRARY_PATH:-}:$bin"
 {
@@ -20,7 +25,7 @@ export LD_LIBRARY_PATH="/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64
   echo "== mxfp8_gemm_check --quick (the rest only if it passes)"
   timeout 60 "$bin/mxfp8_gemm_check" --quick || exit 1
   echo "== compute-sanitizer memcheck: mxfp8_gemm_check --quick"
-  timeout 150 compute-sanitizer --tool memcheck --print-limit 5 "$bin/mxfp8_gemm_check" --quick | tail -n 6
+  timeout 150 compute-sanitizer --tool memcheck --print-limit 5 "$bin/mxfp8_gemm_check" --quick | tail -n 3
   echo "== mxfp8_gemm_check (full)"
   timeout 150 "$bin/mxfp8_gemm_check"
   echo "== SASS instruction counts and resources"
@@ -31,8 +36,29 @@ export LD_LIBRARY_PATH="/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64
   else
     echo "no cuobjdump"
   fi
+  echo "== promote-rate microbenchmark"
+  timeout 60 "$bin/mxfp8_promote_rate" | tee "$out/mxfp8_promote_rate.json"
   echo "== benchmark"
   PYTHONUNBUFFERED=1 timeout 300 python3 kernels/mxfp8/bench_gemm.py --mxfp8-lib "$bin/libtilesim_mxfp8_capi.so" \
-    --bf16-lib "$bin/libtilesim_grouped_gemm_capi.so" --out "$out/bench_gemm.json" "$@"
+    --bf16-lib "$bin/libtilesim_grouped_gemm_capi.so" --out "$out/bench_gemm.json" --reps 30 \
+    --command "kernels/mxfp8/run_device_gemm.sh BIN_DIR OUT_DIR: python3 kernels/mxfp8/bench_gemm.py --reps 30"
   date -u
 } 2>&1 | tee "$out/gemm_checks.log"
+{
+  echo "== GEMM dataset: $(ls $specs/g_*.json | wc -l) configurations"
+  start=$(date +%s)
+  for spec in $specs/g_*.json; do
+    id=$(basename "$spec" .json)
+    if (( $(date +%s) - start >= sweep_seconds )); then echo "SKIPPED $id (time)"; continue; fi
+    if ! timeout 120 "$bin/tilesim-measure" --kernel "$spec" --runs 25 --warmup 3 --out "$out/measured/$id.json" 2>"$out/measured/$id.log"; then
+      echo "FAILED $id: $(tail -n 1 "$out/measured/$id.log")"
+    else
+      echo "ok $id $(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(r['time_ms'], r['tflops'], r['dram_read_bytes'], r['l2_hit_rate'])" "$out/measured/$id.json")"
+      rm -f "$out/measured/$id.log"
+    fi
+  done
+  echo "dataset took $(( $(date +%s) - start )) s"
+  date -u
+} 2>&1 | tee "$out/gemm_dataset.log"
+tar -czf "$out/gemm_measured.tgz" -C "$out" measured
+rm -rf "$out/measured"

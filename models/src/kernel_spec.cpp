@@ -27,7 +27,7 @@ constexpr long long kMaxRoutingWork = 1LL << 31;
 constexpr std::string_view kGemmSpecKeys[] = {"name",   "kind",   "dtype",   "b_dtype",    "c_dtype", "m",
                                               "experts", "routing", "n",     "k",          "layout",  "tile",
                                               "stages", "warps",  "load",    "persistent", "cluster", "order",
-                                              "epilogue", "quant", "command"};
+                                              "epilogue", "quant", "block_scale", "command"};
 constexpr std::string_view kQuantKeys[] = {"scale_group", "zero_points", "conversion"};
 constexpr std::string_view kLayoutKeys[] = {"a", "b"};
 constexpr std::string_view kTileKeys[] = {"m", "n", "k"};
@@ -258,6 +258,7 @@ KernelSpec parse_kernel_spec(const nlohmann::json& j, const std::string& source,
   }
   s.epilogue = parse_gemm_epilogue(f);
   s.quant = parse_weight_quant(f, s);
+  parse_block_scale(f, s);
   return s;
 }
 
@@ -292,6 +293,7 @@ nlohmann::json to_json(const KernelSpec& s) {
     j["quant"] = {{"scale_group", s.quant.scale_group},
                   {"zero_points", s.quant.zero_points},
                   {"conversion", to_string(s.quant.conversion)}};
+  if (s.mxfp8_gemm()) j["block_scale"] = block_scale_json(s);
   if (s.kind == KernelKind::gemm)
     j["m"] = s.expert_tokens.front();
   else

@@ -23,6 +23,9 @@ template <typename Enum> struct Named {
 constexpr Named<Mxfp8Axis> kAxes[] = {{Mxfp8Axis::rowwise, "rowwise"}, {Mxfp8Axis::colwise, "colwise"}};
 constexpr Named<Mxfp8ScaleRule> kRules[] = {{Mxfp8ScaleRule::floor, "floor"}, {Mxfp8ScaleRule::round_up, "round_up"}};
 constexpr Named<Mxfp8Element> kElements[] = {{Mxfp8Element::e4m3, "e4m3"}, {Mxfp8Element::e5m2, "e5m2"}};
+constexpr Named<BlockScaleScheme> kSchemes[] = {{BlockScaleScheme::promote, "promote"},
+                                                {BlockScaleScheme::dequantize, "dequantize"}};
+constexpr std::string_view kBlockScaleKeys[] = {"scheme", "block", "element"};
 
 template <typename Enum, std::size_t N> std::string name_of(const Named<Enum> (&names)[N], Enum value) {
   for (const auto &n : names)
@@ -47,6 +50,7 @@ Enum parse_named(const JsonFields &f, const char *key, const Named<Enum> (&names
 std::string to_string(Mxfp8Axis axis) { return name_of(kAxes, axis); }
 std::string to_string(Mxfp8ScaleRule rule) { return name_of(kRules, rule); }
 std::string to_string(Mxfp8Element element) { return name_of(kElements, element); }
+std::string to_string(BlockScaleScheme scheme) { return name_of(kSchemes, scheme); }
 
 void parse_mxfp8_quantize_spec(const JsonFields &f, KernelSpec &s) {
   f.refuse_unknown_keys(kMxfp8Keys);
@@ -91,6 +95,31 @@ nlohmann::json mxfp8_quantize_spec_json(const KernelSpec &s) {
           {"axis", to_string(q.axis)},
           {"scale_rule", to_string(q.scale_rule)},
           {"element", to_string(q.element)}};
+}
+
+void parse_block_scale(const JsonFields &f, KernelSpec &s) {
+  if (!s.mxfp8_gemm()) {
+    if (f.has("block_scale"))
+      f.fail("block_scale", "is for GEMMs with MXFP8 operands", "drop it, or set \"dtype\": \"mxfp8\"");
+    return;
+  }
+  // OCP MX v1.0: one E8M0 scale per block of 32 consecutive elements along K.
+  if (s.k % kBlock != 0)
+    f.fail("k", "is " + std::to_string(s.k) + ", not a multiple of 32: MXFP8 operands carry one scale per 32 elements of K",
+           "pad k to " + std::to_string((s.k + kBlock - 1) / kBlock * kBlock));
+  if (!f.has("block_scale")) return;
+  const JsonFields b = f.object("block_scale");
+  b.refuse_unknown_keys(kBlockScaleKeys);
+  const long long block = b.integer_or("block", kBlock, 1, 1LL << 20);
+  if (block != kBlock)
+    b.fail("block", "is " + std::to_string(block) + ": an MX scale covers 32 elements of K (scales [rows, k / 32])",
+           "use 32");
+  s.block_scale.scheme = parse_named(b, "scheme", kSchemes, BlockScaleScheme::promote);
+  s.block_scale.element = parse_named(b, "element", kElements, Mxfp8Element::e4m3);
+}
+
+nlohmann::json block_scale_json(const KernelSpec &s) {
+  return {{"scheme", to_string(s.block_scale.scheme)}, {"block", kBlock}, {"element", to_string(s.block_scale.element)}};
 }
 
 } // namespace tilesim

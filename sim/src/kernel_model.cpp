@@ -15,6 +15,7 @@ const std::map<std::string, KernelModelFactory>& registry() {
       {"elementwise", make_elementwise_model},
       {"mixed_input_gemm", make_mixed_input_model},
       {"mxfp8_quantize", make_mxfp8_quantize_model},
+      {"mxfp8_gemm", make_mxfp8_gemm_model},
   };
   return models;
 }
@@ -34,6 +35,8 @@ std::string kernel_model_name(const KernelSpec& spec, const GpuProfile& gpu) {
   if (spec.kind == KernelKind::mxfp8_quantize) return "mxfp8_quantize";
   // bf16 x int8/uint8 on Hopper: kernels/mixed_input/, weights converted in registers.
   if (spec.mixed_input() && gpu.architecture == "hopper") return "mixed_input_gemm";
+  // MXFP8 x MXFP8 on Hopper: FP8 tensor cores without block scaling, scales in software (kernels/mxfp8/).
+  if (spec.mxfp8_gemm() && gpu.architecture == "hopper") return "mxfp8_gemm";
   // Dense and grouped GEMMs share one model: a dense GEMM is the one-expert case.
   const auto it = gemm_model_by_architecture().find(gpu.architecture);
   if (it == gemm_model_by_architecture().end())

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Issue 20's bad quantiser inputs through the real CLI: a quantised dimension that is not a
 # multiple of 32, colwise columns that are not a multiple of 8, an unsupported input or element
-# type, an unknown scale rule or key, and whatif asked for launch orders. Each must exit non-zero
-# with one line on stderr naming the field and the fix.
+# type, an unknown scale rule or key, and whatif asked for launch orders; and bad MXFP8 GEMM specs:
+# K not a multiple of 32, a scale block other than 32, an unsupported element type or scheme,
+# block_scale on a bf16 GEMM. Each must exit non-zero with one line on stderr naming the field and
+# the fix.
 #   usage: mxfp8_bad_input_test.sh <tilesim>
 set -uo pipefail
 tilesim=$1
@@ -32,6 +34,26 @@ expect "unknown element type" "element: unknown value 'e2m1'" simulate --gpu h10
 expect "unknown scale rule" "scale_rule: unknown value 'nearest'" simulate --gpu h100 --kernel "$work/rule.json"
 expect "misspelt key" "axsi" simulate --gpu h100 --kernel "$work/misspelt.json"
 expect "whatif orders" "kind: is mxfp8_quantize" whatif --gpu h100 --kernel "$work/good.json"
+# gemm NAME FIELDS: a small MXFP8 grouped GEMM with FIELDS (later keys of its own) and its block_scale
+gemm() {
+  echo "{\"kind\":\"grouped_gemm\",\"experts\":[256,128],\"n\":256,\"layout\":{\"a\":\"row\",\"b\":\"col\"},
+\"tile\":{\"m\":128,\"n\":128,\"k\":128},\"stages\":4,\"warps\":12,\"persistent\":true,\"cluster\":2,$2}" >"$work/$1.json"
+}
+gemm k1000 '"dtype":"mxfp8","k":1000'
+gemm block16 '"dtype":"mxfp8","k":1024,"block_scale":{"block":16}'
+gemm e2m1gemm '"dtype":"mxfp8","k":1024,"block_scale":{"element":"e2m1"}'
+gemm scheme '"dtype":"mxfp8","k":1024,"block_scale":{"scheme":"exact"}'
+gemm bf16scaled '"dtype":"bf16","k":1024,"block_scale":{"scheme":"promote"}'
+gemm goodgemm '"dtype":"mxfp8","k":1024,"block_scale":{"scheme":"promote"}'
+expect "gemm k not a multiple of 32" "k: is 1000, not a multiple of 32" simulate --gpu h100 --kernel "$work/k1000.json"
+expect "gemm scale block 16" "block_scale.block: is 16" simulate --gpu h100 --kernel "$work/block16.json"
+expect "gemm element e2m1" "block_scale.element: unknown value 'e2m1'" simulate --gpu h100 --kernel "$work/e2m1gemm.json"
+expect "gemm unknown scheme" "block_scale.scheme: unknown value 'exact'" simulate --gpu h100 --kernel "$work/scheme.json"
+expect "block_scale on bf16" "block_scale: is for GEMMs with MXFP8 operands" simulate --gpu h100 --kernel "$work/bf16scaled.json"
+if ! timeout 120 "$tilesim" simulate --gpu h100 --kernel "$work/goodgemm.json" >/dev/null 2>&1; then
+  echo "FAIL the good MXFP8 GEMM spec does not simulate"
+  failures=$((failures + 1))
+fi
 if ! timeout 60 "$tilesim" simulate --gpu h100 --kernel "$work/good.json" >/dev/null 2>&1; then
   echo "FAIL the good spec does not simulate"
   failures=$((failures + 1))

@@ -46,8 +46,11 @@ void check_measurement(const KernelResult& measured, const std::string& file, co
                     "compare with --gpu naming the GPU it ran on");
   const KernelSpec spec = kernel_spec_of(measured, file);
   if (!spec.is_gemm()) return;
-  const double peak_tflops =
-      profile.tensor_flops_per_cycle(spec.a_dtype, spec.b_dtype) * profile.sm.count * profile.sm.clock_mhz * 1e6 / 1e12;
+  // MXFP8 on tensor cores without block scaling (Hopper) runs on the FP8 ones (kernels/mxfp8/).
+  const double rate = spec.mxfp8_gemm() && profile.tensor.mxfp8 <= 0 && profile.tensor.fp8 > 0
+                          ? profile.tensor.fp8
+                          : profile.tensor_flops_per_cycle(spec.a_dtype, spec.b_dtype);
+  const double peak_tflops = rate * profile.sm.count * profile.sm.clock_mhz * 1e6 / 1e12;
   if (measured.tflops > kPeakMargin * peak_tflops)
     throw SpecError(file, "tflops", "is " + std::to_string(measured.tflops) + ", more than twice " + profile.name + "'s peak of " +
                                         std::to_string(peak_tflops) + " for " + to_string(spec.a_dtype),

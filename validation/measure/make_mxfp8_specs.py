@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
-"""Writes the kernel specs of the H100 MXFP8 quantiser dataset into validation/data/h100/mxfp8/specs/.
+"""Writes the kernel specs of the H100 MXFP8 dataset (quantisers and the grouped GEMM) into
+validation/data/h100/mxfp8/specs/.
 
 One spec per configuration; its file name (without .json) is the configuration id, and the measured
 result in validation/data/h100/mxfp8/measured/ carries the same name. Shapes: the DeepSeek-V3-like
 activations (16384 tokens x 7168) and fewer tokens, weights-like 2048-wide and 1024-wide tensors, a
 decode-like 128 x 4096, each along rows and down columns, by both scale rules (E4M3); E5M2 on two
-shapes. Which ones are held back follows the README's split rule (FNV-1a of the id), not this list.
+shapes. GEMMs (kernels/mxfp8/, the promote scheme, 128 x 128 x 128 tiles, clusters of 2): issue 20's
+shapes (dense 8192^3; E=8 x 2048 and 64 x 512 at N 2048-4096; memory-bound E=128 x 128 and 64 x 16,
+K 7168), dense 4096^3, a Zipf-routed batch and a short-K one, several orders, ring depths and both
+grid modes. Which ones are held back follows the README's split rule (FNV-1a of the id), not this list.
 """
 import json
 import pathlib
@@ -27,6 +31,43 @@ CONFIGS = [quantiser(r, c, axis, rule) for r, c in SHAPES for axis in ("rowwise"
            for rule in ("round_up", "floor")]
 CONFIGS += [quantiser(r, c, axis, "round_up", "e5m2") for r, c in ((16384, 7168), (4096, 7168))
             for axis in ("rowwise", "colwise")]
+
+
+
+def gemm(name, experts, n, k, order, persistent=True, stages=4):
+    spec = {"name": name, "command": COMMAND, "kind": "grouped_gemm", "dtype": "mxfp8", "n": n, "k": k,
+            "layout": {"a": "row", "b": "col"}, "tile": {"m": 128, "n": 128, "k": 128}, "stages": stages,
+            "warps": 12, "load": "tma", "persistent": persistent, "cluster": 2, "order": order,
+            "block_scale": {"scheme": "promote", "block": 32, "element": "e4m3"}}
+    if isinstance(experts, dict):
+        spec["routing"] = experts
+    else:
+        spec["experts"] = experts
+    mode = "p" if persistent else "g"
+    return f"g_{name}_s{stages}_{mode}_{order.replace(':', '')}", spec
+
+
+ZIPF = {"tokens": 4096, "top_k": 8, "experts": 64, "zipf_s": 1.2, "seed": 3}
+CONFIGS += [
+    gemm("dense8192", [8192], 8192, 8192, "grouped_m:8"),
+    gemm("dense8192", [8192], 8192, 8192, "row_major"),
+    gemm("dense4096", [4096], 4096, 4096, "grouped_m:8"),
+    gemm("dense4096", [4096], 4096, 4096, "serpentine", persistent=False),
+    gemm("dense4096", [4096], 4096, 4096, "grouped_m:8", stages=3),
+    gemm("e8x2048_n4096", [2048] * 8, 4096, 7168, "grouped_m:4"),
+    gemm("e8x2048_n4096", [2048] * 8, 4096, 7168, "row_major"),
+    gemm("e8x2048_n4096", [2048] * 8, 4096, 7168, "hilbert"),
+    gemm("e8x2048_n4096", [2048] * 8, 4096, 7168, "grouped_m:8", stages=5),
+    gemm("e8x2048_n2048", [2048] * 8, 2048, 7168, "grouped_m:8"),
+    gemm("e64x512", [512] * 64, 2048, 7168, "grouped_m:4"),
+    gemm("e64x512", [512] * 64, 2048, 7168, "expert_major:4"),
+    gemm("e128x128", [128] * 128, 2048, 7168, "serpentine", persistent=False),
+    gemm("e128x128", [128] * 128, 2048, 7168, "grouped_m:4"),
+    gemm("e64x16", [16] * 64, 2048, 7168, "grouped_m:4"),
+    gemm("e64x16", [16] * 64, 2048, 7168, "serpentine", persistent=False),
+    gemm("zipf64", ZIPF, 2048, 7168, "grouped_m:8"),
+    gemm("e16x1024_k2048", [1024] * 16, 4096, 2048, "row_major"),
+]
 
 if __name__ == "__main__":
     SPECS.mkdir(parents=True, exist_ok=True)

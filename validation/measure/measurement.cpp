@@ -49,6 +49,7 @@ std::unique_ptr<MeasuredWorkload> make_workload(const MeasureOptions& o, cudaStr
   if (spec.kind == KernelKind::elementwise) return make_elementwise_workload(spec, o.device, o.seed, stream);
   if (spec.kind == KernelKind::mxfp8_quantize) return make_mxfp8_quantize_workload(spec, o.device, o.seed, stream);
   if (spec.mixed_input()) return make_mixed_input_workload(spec, o.device, o.seed, stream);
+  if (spec.mxfp8_gemm()) return make_mxfp8_gemm_workload(spec, o.device, o.seed, stream);
   return make_grouped_gemm_workload(spec, o.device, o.seed, stream);
 }
 

@@ -40,6 +40,9 @@ std::unique_ptr<MeasuredWorkload> make_elementwise_workload(const KernelSpec& sp
 // "kind": "mxfp8_quantize" specs: kernels/mxfp8/.
 std::unique_ptr<MeasuredWorkload> make_mxfp8_quantize_workload(const KernelSpec& spec, int device, std::uint64_t seed,
                                                                cudaStream_t stream);
+// MXFP8 x MXFP8 GEMM specs (KernelSpec::mxfp8_gemm()): kernels/mxfp8/, the promote scheme.
+std::unique_ptr<MeasuredWorkload> make_mxfp8_gemm_workload(const KernelSpec& spec, int device, std::uint64_t seed,
+                                                           cudaStream_t stream);
 // bf16 x int8/uint8 specs (KernelSpec::mixed_input()): kernels/mixed_input/.
 std::unique_ptr<MeasuredWorkload> make_mixed_input_workload(const KernelSpec& spec, int device, std::uint64_t seed,
                                                             cudaStream_t stream);
