@@ -7,10 +7,10 @@
 // swizzle row, four MX blocks), which is byte for byte the bf16 ring's 64-wide stage, so the ring
 // is SharedRing<128> as is; after its barriers come the scales of each stage.
 //
-// Per MX block each consumer warpgroup runs `wgmma m64n128k32 e4m3` into a temporary accumulator
-// and promotes it: acc += (tmp * sa[row]) * sb[col] (kernels/mxfp8/NOTES.md: two FP32
-// instructions per element and block, the kernel's bottleneck; the other warpgroup's wgmma runs
-// meanwhile). Two more producer warps bring each stage's scales: the four bytes (blocks) of each of
+// Per MX block each consumer warpgroup runs two `wgmma m64n64k32 e4m3` (its 64 rows x two 64-column
+// halves) into temporaries and promotes each: acc += (tmp * sa[row]) * sb[col] (kernels/mxfp8/
+// NOTES.md: two FP32 instructions per element and block, the kernel's bottleneck; one half's wgmma
+// and the other warpgroup's run meanwhile). Two more producer warps bring each stage's scales: the four bytes (blocks) of each of
 // the tile's 128 rows of W, decoded into floats laid out so that each thread reads its 32 columns'
 // scales with 8 vector loads, and the four bytes of each row of X, which each consumer thread
 // decodes for the two rows it holds. They load with plain 4-byte loads through L1 (a row's 32-byte
@@ -104,9 +104,10 @@ __device__ __forceinline__ void producer_loop(const GroupedGemmParams& p, const 
 
 // The scale warps: each lane takes 4 of the tile's 128 rows of W (warp kWScaleWarp: decoded into
 // the consumers' column layout) or of X (kXScaleWarp: kept raw), one 4-byte load per row and stage
-// (the stage's four blocks), kScaleLookahead stages ahead of the stage it writes: a loaded L2's
-// round trip is longer than a stage's math. Rows past the tensor get scale 0; their outputs are
-// never stored. A stage's scales are written once its previous contents are released.
+// (the stage's four blocks), kScaleLookahead stages ahead of the stage it writes, so that the L2's
+// round trip under load stays off the consumers' path (7% faster than one stage at a time, NOTES.md).
+// Rows past the tensor get scale 0; their outputs are never stored. A stage's scales are written
+// once its previous contents are released.
 constexpr int kScaleLookahead = 4;
 
 // The lane's 4 rows of a tile's scales, a pointer each (rows past the tensor: none, scale 0).
