@@ -6,6 +6,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,9 @@ struct SmProfile {
   // and block scales, and the shared-memory bytes per cycle the tensor core reads its operands at.
   int tensor_memory_bytes = 0;
   double mma_operand_bytes_per_cycle = 0;
+  // Hopper (optional, 0: not modelled): the bytes per cycle an SM's shared memory serves, reads and
+  // writes together; wgmma operand reads, TMA box writes and the epilogue's staging share it.
+  double shared_memory_bytes_per_cycle = 0;
 };
 
 struct TensorRates { // dense FLOPs per SM cycle; 0 where the architecture lacks the type
@@ -60,6 +64,9 @@ struct L2Profile {
   int coalescer_merges_per_request = 0; // reads one held request takes in; 0: no limit
   // The partition each SM reads through (measured); empty: SMs split in contiguous id ranges.
   std::vector<int> sm_partition;
+  // Tag lookups, all hits, that the profiler's lts__t_sectors counts in every profiled launch
+  // beside the kernel's own (optional, else 0): part of the hit rate a measurement reports.
+  long long counter_background_sectors = 0;
 };
 
 struct DramProfile {
@@ -77,14 +84,28 @@ struct TmaProfile {
 
 struct LaunchProfile {
   double cta_launch_cycles = 0;
+  // The same for a CTA without shared memory (the element-wise kernels): optional, else
+  // cta_launch_cycles.
+  double cta_launch_cycles_without_shared_memory = 0;
+  // What CUPTI's duration of a kernel adds to its CTAs' span (optional, else 0).
+  double kernel_start_drain_ns = 0;
   double kernel_launch_overhead_us = 0;
 };
 
 // The kernels' software tile scheduler (tilesim::tile_at, called twice per work item): a cost per
 // call and per loop trip, the trips counted by tile_at_trips.
+struct TileSchedulerCost {
+  double cycles_per_call = 0;
+  double cycles_per_loop_trip = 0;
+};
 struct TileSchedulerProfile {
   double cycles_per_call = 0;
   double cycles_per_loop_trip = 0;
+  // Optional: the cost of one order's walk, by the order's name without its group ("grouped_m");
+  // its loops cost differently per trip (a hilbert step ~110 cycles, an interleaved one ~16).
+  std::map<std::string, TileSchedulerCost> by_order;
+  // The order's own cost where the profile has one, else the pair above.
+  TileSchedulerCost cost_of(const std::string& order_name) const;
 };
 
 // bf16 values per SM cycle that the mixed-input kernel's weight conversions reach (kernels/
@@ -93,6 +114,19 @@ struct TileSchedulerProfile {
 // the mixed-input model needs it).
 struct DequantRates {
   double prmt = 0, cvt = 0;
+};
+
+// SM cycles one K block of a tile costs the mixed-input kernel's consumers (kernels/mixed_input/:
+// the wait, shared-memory loads, conversion, wgmma and release, overlapped as the kernel overlaps
+// them), by the tile's tokens, measured with L2-resident operands by
+// kernels/mixed_input/mixed_input_block_rate.cu. Optional (empty: not measured; the mixed-input
+// model needs it).
+struct MixedInputBlockCycles {
+  std::vector<int> tile_m;
+  // One per tile_m: int8 with per-channel scales, and uint8 with per-128 group scales.
+  std::vector<double> prmt, cvt, prmt_group_scales, cvt_group_scales;
+  // The cycles of one K block of a tile of `tile_m` tokens; 0 where not measured.
+  double of(int tile_m, bool cvt_conversion, bool group_scales) const;
 };
 
 // The board power limit and what of the power does not follow the SM clock (models/
@@ -118,6 +152,7 @@ struct GpuProfile {
   LaunchProfile launch;
   TileSchedulerProfile tile_scheduler;
   DequantRates dequant;
+  MixedInputBlockCycles mixed_input_k_block;
   PowerProfile power;
   // The power limit sm.clock_mhz was derived for (models/power_limit.h); 0: the profile's own clock.
   double power_limit_w = 0;

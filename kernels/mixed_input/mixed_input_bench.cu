@@ -247,7 +247,7 @@ int main(int argc, char** argv) {
       {"decode_m32", {32}, 8192, 8192, {32}, {8, 12}, false},
       {"decode_m64", {64}, 8192, 8192, {32, 64}, {8}, false},
       {"grouped_e64x16", std::vector<int>(64, 16), 2048, 7168, {16}, {8, 12}, true},
-      {"prefill_3456", {3456}, 4096, 2048, {128, 256}, {4, 5}, false},
+      {"prefill_3456", {3456}, 4096, 2048, {128, 224, 256}, {4, 5, 6}, false},
   };
   nlohmann::json records = nlohmann::json::array();
   uint64_t seed = 1;

@@ -193,7 +193,7 @@ int main(int argc, char** argv) {
     const int max_tokens = *std::max_element(c.tokens.begin(), c.tokens.end());
     std::vector<int> tiles = max_tokens <= 16 ? std::vector<int>{16, 32}
                              : max_tokens <= 64 ? std::vector<int>{16, 64}
-                                                : std::vector<int>{32, 128, 256};
+                                                : std::vector<int>{32, 128, 224, 256};
     for (int tile : tiles)
       for (auto weight : {i8, u8})
         for (int group : {0, 128}) {

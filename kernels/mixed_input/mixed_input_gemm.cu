@@ -68,6 +68,7 @@ template <class F> auto dispatch(const MixedInputProblem& p, F&& f) {
   case 32: return prmt ? f(Instance<32, 64, fast>{}) : f(Instance<32, 64, naive>{});
   case 64: return prmt ? f(Instance<64, 64, fast>{}) : f(Instance<64, 64, naive>{});
   case 128: return prmt ? f(Instance<128, 128, fast>{}) : f(Instance<128, 128, naive>{});
+  case 224: return prmt ? f(Instance<224, 128, fast>{}) : f(Instance<224, 128, naive>{});
   default: return prmt ? f(Instance<256, 128, fast>{}) : f(Instance<256, 128, naive>{});
   }
 }
@@ -82,9 +83,10 @@ int reduce_bytes(int tile_tokens, int tile_n) { // TileShape::reduce_bytes
 
 std::string mixed_input_unsupported_reason(int tile_tokens, int tile_n, int tile_k, int stages) {
   const bool small = tile_tokens == 16 || tile_tokens == 32 || tile_tokens == 64;
-  const bool large = tile_tokens == 128 || tile_tokens == 256;
+  const bool large = tile_tokens == 128 || tile_tokens == 224 || tile_tokens == 256;
   if (!small && !large)
-    return "tile_tokens (tile m) = " + std::to_string(tile_tokens) + " is not supported; use 16, 32, 64, 128 or 256";
+    return "tile_tokens (tile m) = " + std::to_string(tile_tokens) +
+           " is not supported; use 16, 32, 64, 128, 224 or 256";
   if (small && tile_n != 64)
     return "tile_n = " + std::to_string(tile_n) + " with " + std::to_string(tile_tokens) +
            "-token tiles is not supported; use 64 (consumer warpgroups splitting K)";

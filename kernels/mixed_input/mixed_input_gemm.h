@@ -36,7 +36,7 @@ struct MixedInputProblem {
   WeightType weight = WeightType::int8;
   int scale_group = 0;                // 0 (per channel) or 128
   ConversionPath conversion = ConversionPath::prmt;
-  int tile_tokens = 16;               // tokens per tile: wgmma's N, 16 / 32 / 64 (tile_n 64) or 128 / 256 (tile_n 128)
+  int tile_tokens = 16;               // tokens per tile: wgmma's N, 16 / 32 / 64 (tile_n 64) or 128 / 224 / 256 (tile_n 128)
   int tile_n = 64;                    // output channels per tile: 64 (consumers split K) or 128
   int stages = 8;
   bool persistent = true;             // grid ~ SM count, else one CTA per tile

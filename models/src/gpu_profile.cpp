@@ -16,22 +16,27 @@ namespace {
 // unknown. models/gpus/README.md says what each means.
 constexpr std::string_view kProfileKeys[] = {"name", "display_name", "arch", "architecture", "sm", "tensor_flops_per_cycle_per_sm",
                                              "l2",   "dram",         "tma",  "launch", "tile_scheduler",
-                                             "dequant_values_per_cycle_per_sm", "power"};
+                                             "dequant_values_per_cycle_per_sm", "mixed_input_k_block_cycles", "power"};
 constexpr std::string_view kSmKeys[] = {"count", "clock_mhz", "max_ctas", "max_warps", "max_threads", "registers",
                                         "max_registers_per_thread", "shared_memory_bytes",
                                         "max_shared_memory_per_cta_bytes", "warp_schedulers", "fp32_lanes",
                                         "int32_lanes", "dispatch_order", "cluster_dispatch_order", "gpc",
-                                        "tensor_memory_bytes", "mma_operand_bytes_per_cycle"};
+                                        "tensor_memory_bytes", "mma_operand_bytes_per_cycle",
+                                        "shared_memory_bytes_per_cycle"};
 constexpr std::string_view kTensorKeys[] = {"bf16", "fp16", "tf32", "fp8", "int8", "mxfp8", "mxfp4"};
 constexpr std::string_view kL2Keys[] = {"size_bytes", "line_bytes", "sector_bytes", "ways", "partitions", "slices",
                                         "hit_latency_cycles", "far_hit_extra_latency_cycles", "bandwidth_bytes_per_s",
                                         "replacement", "sm_partition", "coalescer_lines_per_gpc", "coalescer_ways",
-                                        "coalescer_merges_per_request"};
+                                        "coalescer_merges_per_request", "counter_background_sectors"};
 constexpr std::string_view kDramKeys[] = {"size_bytes", "bandwidth_bytes_per_s", "achievable_fraction", "latency_ns"};
 constexpr std::string_view kTmaKeys[] = {"issue_cycles_per_box", "max_inflight_boxes", "latency_cycles"};
-constexpr std::string_view kLaunchKeys[] = {"cta_launch_cycles", "kernel_launch_overhead_us"};
-constexpr std::string_view kTileSchedulerKeys[] = {"cycles_per_call", "cycles_per_loop_trip"};
+constexpr std::string_view kLaunchKeys[] = {"cta_launch_cycles", "cta_launch_cycles_without_shared_memory",
+                                            "kernel_start_drain_ns", "kernel_launch_overhead_us"};
+constexpr std::string_view kTileSchedulerKeys[] = {"cycles_per_call", "cycles_per_loop_trip", "by_order"};
+constexpr std::string_view kOrderNames[] = {"row_major", "column_major", "grouped_m", "grouped_n", "serpentine",
+                                            "morton",    "hilbert",      "expert_major", "interleaved"};
 constexpr std::string_view kDequantKeys[] = {"prmt", "cvt"};
+constexpr std::string_view kBlockCycleKeys[] = {"tile_m", "prmt", "cvt", "prmt_group_scales", "cvt_group_scales"};
 constexpr std::string_view kPowerKeys[] = {"max_limit_w", "clock_independent_w"};
 constexpr std::string_view kSourcedKeys[] = {"value", "source"};
 
@@ -77,7 +82,71 @@ std::vector<int> sourced_list(const JsonFields& f, const char* key, int count, i
   return values;
 }
 
+// tile_scheduler.by_order: {"value": {"hilbert": [cycles per call, cycles per loop trip], ...},
+// "source": "..."}, the orders named as in launch_order_names.cpp without their group.
+std::map<std::string, TileSchedulerCost> scheduler_costs_by_order(const JsonFields& scheduler) {
+  const JsonFields field = section(scheduler, "by_order", kSourcedKeys);
+  if (field.string("source").empty()) field.fail("source", "is empty", "say where the numbers come from");
+  const JsonFields orders = section(field, "value", kOrderNames);
+  std::map<std::string, TileSchedulerCost> costs;
+  for (const std::string_view name : kOrderNames) {
+    const std::string key(name);
+    if (!orders.has(key.c_str())) continue;
+    const auto& pair = orders.array(key.c_str());
+    const auto number = [&](size_t i, double max) {
+      if (pair.size() != 2 || !pair[i].is_number() || pair[i].get<double>() < 0 || pair[i].get<double>() > max)
+        orders.fail(key.c_str(), "is not [cycles per call, cycles per loop trip]",
+                    "give two numbers, 0..1e7 and 0..1e5, as the microbenchmark fits them");
+      return pair[i].get<double>();
+    };
+    costs[key] = {number(0, 1e7), number(1, 1e5)};
+  }
+  return costs;
+}
+
+// "mixed_input_k_block_cycles": {"value": {"tile_m": [...], "prmt": [...], ...}, "source": ...}:
+// one number per tile_m in each list.
+MixedInputBlockCycles mixed_input_block_cycles(const JsonFields& profile) {
+  const JsonFields field = section(profile, "mixed_input_k_block_cycles", kSourcedKeys);
+  if (field.string("source").empty()) field.fail("source", "is empty", "say where the numbers come from");
+  const JsonFields table = section(field, "value", kBlockCycleKeys);
+  MixedInputBlockCycles c;
+  for (const auto& m : table.array("tile_m"))
+    c.tile_m.push_back(static_cast<int>(table.integer_value(m, table.field("tile_m"), 1, 256)));
+  const auto cycles = [&](const char* key) {
+    const auto& list = table.array(key);
+    if (list.size() != c.tile_m.size())
+      table.fail(key, "has " + std::to_string(list.size()) + " entries for " + std::to_string(c.tile_m.size()) +
+                          " tile_m", "give one cycle count per tile_m, in its order");
+    std::vector<double> out;
+    for (const auto& v : list) {
+      if (!v.is_number() || v.get<double>() <= 0 || v.get<double>() > 1e6)
+        table.fail(key, "holds a value that is not a cycle count in (0, 1e6]", "give SM cycles per K block");
+      out.push_back(v.get<double>());
+    }
+    return out;
+  };
+  c.prmt = cycles("prmt");
+  c.cvt = cycles("cvt");
+  c.prmt_group_scales = cycles("prmt_group_scales");
+  c.cvt_group_scales = cycles("cvt_group_scales");
+  return c;
+}
+
 } // namespace
+
+double MixedInputBlockCycles::of(int m, bool cvt_conversion, bool group_scales) const {
+  const auto found = std::find(tile_m.begin(), tile_m.end(), m);
+  if (found == tile_m.end()) return 0;
+  const std::vector<double>& row =
+      group_scales ? (cvt_conversion ? cvt_group_scales : prmt_group_scales) : (cvt_conversion ? cvt : prmt);
+  return row[static_cast<size_t>(found - tile_m.begin())];
+}
+
+TileSchedulerCost TileSchedulerProfile::cost_of(const std::string& order_name) const {
+  const auto found = by_order.find(order_name.substr(0, order_name.find(':')));
+  return found != by_order.end() ? found->second : TileSchedulerCost{cycles_per_call, cycles_per_loop_trip};
+}
 
 double GpuProfile::tensor_flops_per_cycle(Dtype a, Dtype b) const {
   // A mixed-input GEMM converts the narrower operand and runs at the wider type's rate.
@@ -153,6 +222,8 @@ GpuProfile parse_gpu_profile(const nlohmann::json& j, const std::string& path) {
   if (sm.has("tensor_memory_bytes")) p.sm.tensor_memory_bytes = sourced_int(sm, "tensor_memory_bytes", 1024, 1 << 24);
   if (sm.has("mma_operand_bytes_per_cycle"))
     p.sm.mma_operand_bytes_per_cycle = sourced(sm, "mma_operand_bytes_per_cycle", 1, 1e5);
+  if (sm.has("shared_memory_bytes_per_cycle"))
+    p.sm.shared_memory_bytes_per_cycle = sourced(sm, "shared_memory_bytes_per_cycle", 1, 1e5);
 
   const JsonFields t = section(f, "tensor_flops_per_cycle_per_sm", kTensorKeys);
   constexpr double kMaxRate = 1 << 20;
@@ -174,6 +245,8 @@ GpuProfile parse_gpu_profile(const nlohmann::json& j, const std::string& path) {
   if (p.l2.replacement != "lru")
     l2.fail("replacement", "'" + p.l2.replacement + "' is not a modelled policy", "use \"lru\"");
   p.l2.sm_partition = sourced_list(l2, "sm_partition", p.sm.count, p.l2.partitions);
+  if (l2.has("counter_background_sectors"))
+    p.l2.counter_background_sectors = static_cast<long long>(sourced(l2, "counter_background_sectors", 0, 1e12));
   if (l2.has("coalescer_lines_per_gpc")) {
     p.l2.coalescer_lines_per_gpc = sourced_int(l2, "coalescer_lines_per_gpc", 0, 1 << 16);
     p.l2.coalescer_ways = sourced_int(l2, "coalescer_ways", 1, 64);
@@ -211,15 +284,22 @@ GpuProfile parse_gpu_profile(const nlohmann::json& j, const std::string& path) {
 
   const JsonFields launch = section(f, "launch", kLaunchKeys);
   p.launch.cta_launch_cycles = sourced(launch, "cta_launch_cycles", 0, 1e6);
+  p.launch.cta_launch_cycles_without_shared_memory =
+      launch.has("cta_launch_cycles_without_shared_memory")
+          ? sourced(launch, "cta_launch_cycles_without_shared_memory", 0, 1e6)
+          : p.launch.cta_launch_cycles;
+  if (launch.has("kernel_start_drain_ns")) p.launch.kernel_start_drain_ns = sourced(launch, "kernel_start_drain_ns", 0, 1e5);
   p.launch.kernel_launch_overhead_us = sourced(launch, "kernel_launch_overhead_us", 0, 1e4);
 
   const JsonFields scheduler = section(f, "tile_scheduler", kTileSchedulerKeys);
   p.tile_scheduler.cycles_per_call = sourced(scheduler, "cycles_per_call", 0, 1e7);
   p.tile_scheduler.cycles_per_loop_trip = sourced(scheduler, "cycles_per_loop_trip", 0, 1e5);
+  if (scheduler.has("by_order")) p.tile_scheduler.by_order = scheduler_costs_by_order(scheduler);
   if (f.has("dequant_values_per_cycle_per_sm")) {
     const JsonFields d = section(f, "dequant_values_per_cycle_per_sm", kDequantKeys);
     p.dequant = {sourced(d, "prmt", 1e-3, 1e4), sourced(d, "cvt", 1e-3, 1e4)};
   }
+  if (f.has("mixed_input_k_block_cycles")) p.mixed_input_k_block = mixed_input_block_cycles(f);
   if (f.has("power")) {
     const JsonFields power = section(f, "power", kPowerKeys);
     p.power = {sourced(power, "max_limit_w", 1, 1e5), sourced(power, "clock_independent_w", 0, 1e5)};

@@ -2,14 +2,19 @@
 // the grouped GEMM's tile walk and operand boxes (make_gemm_model: X boxes of tile.m tokens x
 // tile.k, W boxes of tile.n channels x tile.k one-byte weights, so half the bf16 weight bytes go
 // through TMA, L2 and DRAM), plus what this kernel does that a bf16 GEMM does not:
-//  - every K step its consumer warps convert tile.n x tile.k weights in registers, at the rate the
-//    dequant_issue_rate microbenchmark measured for the kernel's own sequence and warp count (the
-//    profile's dequant_values_per_cycle_per_sm); with per-128 group scales one more bf16x2
-//    multiply per two values. A consumer converts a block and then issues the wgmma that read
-//    those registers, so a K step costs conversion plus MMA (element_cycles_per_k_step returns the
-//    sum; the simulator takes the larger of it and the MMA). Charging the larger of the two
-//    instead, as if the other consumer's MMA hid each conversion, predicted the calibration part
-//    with a time MAPE of 34%, the sum 22% (kernels/mixed_input/NOTES.md);
+//  - every K step costs the SM what one K block costs the kernel's consumers: the wait, the
+//    shared-memory loads, the conversion, the wgmma and the release, as the kernel overlaps them
+//    (two or four consumer warpgroups splitting K on 64-channel tiles, two owning 64 channels
+//    each on 128-channel tiles). The profile's mixed_input_k_block_cycles were measured by running
+//    the kernel itself with L2-resident operands at two depths (kernels/mixed_input/
+//    mixed_input_block_rate.cu), so the memory side is left to the replay. Built up from parts
+//    instead (the conversion at the dequant_issue_rate microbenchmark's 31.2 values per cycle
+//    plus the wgmma at the tensor rate), a decode K block came to 327 cycles where the kernel
+//    takes 714: the consumers' conversion, register-A wgmma and synchronisation do not overlap as
+//    their issue rates suggest, and the model predicted the dataset 20% fast
+//    (kernels/mixed_input/NOTES.md);
+//  - the split-K reduction at the end of a 64-channel tile: consumers 1.. write their fp32 sums
+//    to shared memory and consumer 0 adds them (a load and an add per accumulator and consumer);
 //  - the scales' and zero points' loads: per-channel ones once per tile, group scales as the
 //    L1 serves them, one 32-byte sector (16 groups) per channel every 2048 of K;
 //  - the epilogue: each output element is scaled, converted and stored on its own (2-byte stores
@@ -33,23 +38,30 @@ constexpr int kSectorBytes = 32;
 class MixedInputModel final : public KernelModel {
 public:
   MixedInputModel(const KernelSpec& spec, const GpuProfile& gpu) : spec_(spec), base_(make_gemm_model(spec, gpu)) {
-    if (spec.tile.n != 64 && spec.tile.n != 128)
-      throw SpecError(spec.source, "tile.n", "is " + std::to_string(spec.tile.n) +
-                                               "; the mixed-input kernel's tiles are 64 or 128 channels",
-                      "use 64 or 128");
-    // Two consumer warpgroups convert side by side: on 128-channel tiles each its 64 channels, on
-    // 64-channel tiles alternate K steps; either way the SM converts at the 8-warp rate.
-    const double rate =
-        spec.quant.conversion == WeightConversion::prmt ? gpu.dequant.prmt : gpu.dequant.cvt;
-    if (rate <= 0)
-      throw SpecError(gpu.source, "dequant_values_per_cycle_per_sm",
-                      "is not measured for " + gpu.display_name + ", which the mixed-input model needs",
-                      "run validation/microbench/dequant_issue_rate on it and add the figures");
-    const double values = static_cast<double>(spec.tile.n) * spec.tile.k;
-    element_cycles_ = values / rate;
-    // Group scales: one mul.rn.bf16x2 per two values, on the FMA pipe.
-    if (spec.quant.scale_group) element_cycles_ += values / 2 / gpu.sm.fp32_lanes;
+    // The tiles kernels/mixed_input/ is built for (mixed_input_unsupported_reason): 16, 32 or 64
+    // tokens by 64 channels by 128 of K, or 128, 224 or 256 tokens by 128 channels by 64 of K.
+    const bool decode = spec.tile.n == 64 && (spec.tile.m == 16 || spec.tile.m == 32 || spec.tile.m == 64);
+    const bool prefill = spec.tile.n == 128 && (spec.tile.m == 128 || spec.tile.m == 224 || spec.tile.m == 256);
+    if (!decode && !prefill)
+      throw SpecError(spec.source, "tile", "is " + std::to_string(spec.tile.m) + "x" + std::to_string(spec.tile.n) +
+                                             ", which the mixed-input kernel is not built for",
+                      "use 16, 32 or 64 tokens (tile.m) with tile.n 64, or 128, 224 or 256 with tile.n 128");
+    if (spec.tile.k != (decode ? 128 : 64))
+      throw SpecError(spec.source, "tile.k", "is " + std::to_string(spec.tile.k) + " for tile.n " +
+                                               std::to_string(spec.tile.n),
+                      std::string("use ") + (decode ? "128" : "64") + ", the kernel's K block for that tile");
+    const bool cvt = spec.quant.conversion == WeightConversion::cvt;
+    block_cycles_ = gpu.mixed_input_k_block.of(spec.tile.m, cvt, spec.quant.scale_group != 0);
+    if (block_cycles_ <= 0)
+      throw SpecError(gpu.source, "mixed_input_k_block_cycles",
+                      "has no K-block cost for " + std::to_string(spec.tile.m) + "-token tiles on " +
+                          gpu.display_name + ", which the mixed-input model needs",
+                      "run kernels/mixed_input/mixed_input_block_rate on it and add the figures");
+    const int consumers = spec_.warps / 4 - 1; // the warpgroups after the producer
+    const int accumulators = spec.tile.m / 2;  // fp32 sums per consumer thread: 64 x tile.m over 128
     epilogue_cycles_ = kEpilogueInstructionsPerElement * spec.tile.m * spec.tile.n / (32.0 * gpu.sm.warp_schedulers);
+    // Split K: consumer 0's four warps, one per scheduler, load and add each other consumer's sums.
+    if (spec.tile.n == 64) epilogue_cycles_ += 2.0 * accumulators * (consumers - 1);
     groups_ = spec.quant.scale_group ? spec.k / kGroupSize : 0;
   }
 
@@ -82,8 +94,8 @@ public:
 
   Box store_box(const TileIndex& tile) const override { return base_->store_box(tile); }
   Cycle mma_cycles_per_k_step() const override { return base_->mma_cycles_per_k_step(); }
-  // Conversion, then the wgmma that read the converted registers (wgmma.fence orders them).
-  Cycle element_cycles_per_k_step() const override { return element_cycles_ + base_->mma_cycles_per_k_step(); }
+  // The measured K block holds the wgmma too: the simulator takes the larger of this and the MMA.
+  Cycle element_cycles_per_k_step() const override { return block_cycles_; }
   Cycle epilogue_cycles() const override { return epilogue_cycles_; }
   CtaResources resources() const override {
     CtaResources r = base_->resources();
@@ -98,7 +110,7 @@ public:
 private:
   KernelSpec spec_;
   std::unique_ptr<KernelModel> base_;
-  Cycle element_cycles_ = 0, epilogue_cycles_ = 0;
+  Cycle block_cycles_ = 0, epilogue_cycles_ = 0;
   int groups_ = 0;
 };
 

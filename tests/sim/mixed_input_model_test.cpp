@@ -1,8 +1,8 @@
 // The mixed-input kernel model (sim/src/mixed_input_model.cpp) on the H100 profile: numbers
-// worked out by hand from the profile's measured conversion rates (31.15 prmt, 15.80 cvt bf16
-// values per SM cycle), its 4096 bf16 FLOP per SM cycle, 128 fp32 lanes and 4 schedulers, and the
-// kernel's shapes. A K step of the 16 x 64 x 128 tile is 2 x 16 x 64 x 128 / 4096 = 64 MMA cycles,
-// which the conversion adds to (a consumer converts, then issues its wgmma).
+// worked out by hand from the profile's measured K-block costs (mixed_input_k_block_cycles:
+// 714 / 1005 cycles for a 16-token tile with prmt / cvt, 811 with group scales, 1213 for a
+// 224-token tile), its 4 schedulers, and the kernel's shapes. The measured K block holds the
+// wgmma (a K step of the 16 x 64 x 128 tile is 2 x 16 x 64 x 128 / 4096 = 64 tensor cycles).
 #include "models/gpu_profile.h"
 #include "models/kernel_spec.h"
 #include "models/spec_error.h"
@@ -31,26 +31,32 @@ TEST_CASE("bf16 x int8 on a Hopper runs the mixed-input model", "[mixed_input]")
   CHECK(kernel_model_name(decode("int8", 0, "prmt"), h100) == "mixed_input_gemm");
 }
 
-TEST_CASE("conversion, epilogue and shared memory of a 16 x 64 x 128 decode tile", "[mixed_input]") {
+TEST_CASE("K block, epilogue and shared memory of a 16 x 64 x 128 decode tile", "[mixed_input]") {
   const GpuProfile h100 = load_gpu_profile("h100");
-  SECTION("prmt: 64 x 128 values per K step at 31.15 per cycle, then the MMA") {
+  SECTION("prmt: the measured K block, which holds the MMA") {
     const auto m = make_kernel_model(decode("int8", 0, "prmt"), h100);
-    CHECK(m->mma_cycles_per_k_step() == Approx(64.0));
-    CHECK(m->element_cycles_per_k_step() == Approx(8192.0 / 31.15 + 64.0));
-    // 9 instructions per output element, 16 x 64 elements, 4 x 32 issue slots per cycle
-    CHECK(m->epilogue_cycles() == Approx(72.0));
+    CHECK(m->element_cycles_per_k_step() == Approx(714.0));
+    // 9 instructions per output element, 16 x 64 elements, 4 x 32 issue slots per cycle (72), and
+    // the split-K sums of 3 more consumers, 8 per thread, each a load and an add (48)
+    CHECK(m->epilogue_cycles() == Approx(72.0 + 48.0));
     // 12 x (16 x 128 x 2 + 64 x 128) + 1024 barriers + 3 x 8 x 128 x 4 split-K sums
     CHECK(m->resources().shared_memory_bytes == 160768);
     CHECK(m->resources().threads == 640);
   }
-  SECTION("cvt: the same values at 15.80 per cycle") {
-    CHECK(make_kernel_model(decode("int8", 0, "cvt"), h100)->element_cycles_per_k_step() ==
-          Approx(8192.0 / 15.80 + 64.0));
+  SECTION("cvt and group scales: their own measured K blocks") {
+    CHECK(make_kernel_model(decode("int8", 0, "cvt"), h100)->element_cycles_per_k_step() == Approx(1005.0));
+    CHECK(make_kernel_model(decode("uint8", 128, "prmt"), h100)->element_cycles_per_k_step() == Approx(811.0));
   }
-  SECTION("group scales: one bf16x2 multiply per two values on 128 lanes, 32 cycles more") {
-    CHECK(make_kernel_model(decode("int8", 128, "prmt"), h100)->element_cycles_per_k_step() ==
-          Approx(8192.0 / 31.15 + 32.0 + 64.0));
-  }
+}
+
+TEST_CASE("a 224-token prefill tile: its K block, no split-K sums", "[mixed_input]") {
+  const GpuProfile h100 = load_gpu_profile("h100");
+  nlohmann::json j = nlohmann::json::parse(R"({"name":"p","kind":"gemm","dtype":"bf16","b_dtype":"int8","m":3456,
+    "n":4096,"k":2048,"layout":{"a":"row","b":"col"},"tile":{"m":224,"n":128,"k":64},"stages":5,"warps":12,
+    "load":"tma","persistent":true,"order":"grouped_m:8"})");
+  const auto m = make_kernel_model(parse_kernel_spec(j, "prefill.json"), h100);
+  CHECK(m->element_cycles_per_k_step() == Approx(1213.0));
+  CHECK(m->epilogue_cycles() == Approx(9.0 * 224 * 128 / 128)); // 2016
 }
 
 TEST_CASE("the weights travel as one byte each, the scales and zero points beside them", "[mixed_input]") {
@@ -87,9 +93,19 @@ TEST_CASE("the weights travel as one byte each, the scales and zero points besid
   }
 }
 
-TEST_CASE("a Hopper profile without the conversion rates is refused by name", "[mixed_input]") {
+TEST_CASE("a tile the kernel is not built for, or a profile without its K-block cost, is refused by name",
+          "[mixed_input]") {
   GpuProfile h100 = load_gpu_profile("h100");
-  h100.dequant = {};
-  CHECK_THROWS_WITH(make_kernel_model(decode("int8", 0, "prmt"), h100),
-                    Catch::Contains("dequant_values_per_cycle_per_sm"));
+  SECTION("a 48-token tile") {
+    nlohmann::json j = nlohmann::json::parse(R"({"name":"d","kind":"gemm","dtype":"bf16","b_dtype":"int8","m":16,
+      "n":8192,"k":8192,"layout":{"a":"row","b":"col"},"tile":{"m":48,"n":64,"k":128},"stages":4,"warps":20,
+      "load":"tma","persistent":true,"order":"row_major"})");
+    CHECK_THROWS_WITH(make_kernel_model(parse_kernel_spec(j, "decode.json"), h100),
+                      Catch::Contains("decode.json") && Catch::Contains("tile") && Catch::Contains("16, 32 or 64"));
+  }
+  SECTION("a profile without mixed_input_k_block_cycles") {
+    h100.mixed_input_k_block = {};
+    CHECK_THROWS_WITH(make_kernel_model(decode("int8", 0, "prmt"), h100),
+                      Catch::Contains("mixed_input_k_block_cycles") && Catch::Contains("mixed_input_block_rate"));
+  }
 }

@@ -29,10 +29,11 @@ SHAPES = {
 }
 
 # Tiles the kernel is built for: tokens (tile m) -> (channels, K depth, ring stages).
-TILES = {16: (64, 128, 12), 32: (64, 128, 8), 64: (64, 128, 8), 128: (128, 64, 5), 256: (128, 64, 4)}
+TILES = {16: (64, 128, 12), 32: (64, 128, 8), 64: (64, 128, 8), 128: (128, 64, 5), 224: (128, 64, 5),
+         256: (128, 64, 4)}
 # The warps follow the tile (mixed_input_consumers in kernels/mixed_input/mixed_input_gemm.h): a
 # producer warpgroup and four consumers splitting K on 16- and 32-token tiles, two on the others.
-CONSUMERS = {16: 4, 32: 4, 64: 2, 128: 2, 256: 2}
+CONSUMERS = {16: 4, 32: 4, 64: 2, 128: 2, 224: 2, 256: 2}
 
 # (shape, tile tokens, weight, scale group, conversion, persistent, orders)
 PLAN = [
@@ -51,6 +52,8 @@ PLAN = [
     ("pre3456", 128, "int8", 0, "prmt", True, ["row_major", "column_major", "grouped_m:8", "hilbert"]),
     ("pre3456", 256, "int8", 0, "prmt", True, ["row_major", "column_major", "grouped_m:8", "hilbert"]),
     ("pre3456", 256, "int8", 0, "cvt", True, ["row_major", "grouped_m:8"]),
+    ("pre3456", 224, "int8", 0, "prmt", True, ["row_major", "grouped_m:8", "column_major"]),
+    ("pre3456", 224, "int8", 0, "cvt", True, ["grouped_m:8"]),
     ("pre2048", 256, "uint8", 128, "prmt", True, ["row_major", "grouped_m:8", "grouped_n:8", "morton"]),
     ("pre2048", 256, "uint8", 128, "prmt", False, ["row_major", "grouped_m:8"]),
     ("e64x16", 16, "int8", 0, "prmt", True, ["row_major", "column_major", "grouped_m:8", "expert_major:4",
