@@ -38,12 +38,6 @@ SHAPES = [  # name, tokens per expert, n, k, our bf16 configuration (tile_n, sta
 MXFP8_CANDIDATES = [(5, "grouped_m:8", True), (4, "grouped_m:4", True), (5, "serpentine", False)]
 
 
-def load(path):
-    lib = ctypes.CDLL(path)
-    err = ctypes.create_string_buffer(1024)
-    return lib, err
-
-
 class Handle:
     """A created kernel of one of the two C entry points, callable on the current stream."""
 

@@ -31,9 +31,11 @@ namespace {
 // their own: validation/microbench/mxfp8_promote_rate.cu runs the kernel's stage (two warpgroups,
 // eight m64n64k32 wgmma and their promotions) on one 128 x 128 x 128 stage in shared memory, every
 // SM busy: 1938.5 cycles per stage (validation/data/h100/microbench/mxfp8_promote_rate.json).
-// The loop's instructions (cuobjdump -sass, validation/data/h100/mxfp8/sass_gemm.txt: 712 per
-// consumer warp and stage, 256 FMUL, 256 FFMA, 34 LDS) would issue in 1424 cycles; the rest is
-// each half's wait for its wgmma. Charged per element-block, so other tiles scale with their area.
+// The stage loop's 712 instructions per consumer warp (cuobjdump -sass of mxfp8_gemm_kernel: the
+// 256 FMUL and 256 FFMA validation/data/h100/mxfp8/sass_gemm.txt counts, 34 LDS, the wgmma with
+// their fences and waits, barriers, addresses), two consumer warps per scheduler, would issue in
+// 1424 cycles; the rest is each half's wait for its wgmma. Charged per element-block, so other
+// tiles scale with their area.
 constexpr double kPromoteCyclesPerElementBlock = 1938.5 / (128.0 * 128 * 4);
 constexpr int kScaleBlock = 32;    // OCP MX v1.0
 constexpr int kSectorBytes = 32;
