@@ -7,7 +7,7 @@
 // W tile [channels x K-block bytes] into a ring of `stages`, full/empty mbarriers per stage) +
 // consumer warpgroups. A consumer reads its W bytes from shared memory (ld.shared, swizzled:
 // conflict-free), converts them into the wgmma A fragment in registers (dequant.h) and issues one
-// wgmma m64nTk16 per 16 of K. 128-channel tiles (128 and 256 tokens): each of two consumers owns
+// wgmma m64nTk16 per 16 of K. 128-channel tiles (128, 224 or 256 tokens): each of two consumers owns
 // 64 of the channels and converts block k + 1 while block k's wgmma run. 64-channel tiles (16..64
 // tokens, decode): the consumers (four; two at 64 tokens) split K, each taking every fourth
 // (second) K block, and add their accumulators through shared memory at the end: one
