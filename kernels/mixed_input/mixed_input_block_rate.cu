@@ -11,7 +11,8 @@
 // what is measured is each SM's own consumers, which do not depend on how many SMs run.
 // The SM clock: a probe kernel (one CTA per SM) counts clock64 against %globaltimer for 0.5 ms
 // right behind a batch of 500 launches, before the clock governor can move (it acts over
-// milliseconds), to give cycles.
+// milliseconds), to give cycles. On the H100 it reads 1995-2084 MHz, above the board's 1980 MHz
+// maximum, so the profile's cycles are ns_per_block x 1980 MHz instead (kernels/mixed_input/NOTES.md).
 // Output: one JSON object on stdout.
 #include <cuda_runtime_api.h>
 
