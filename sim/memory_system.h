@@ -93,7 +93,12 @@ public:
 private:
   struct LineRequest {
     LineAddress line;
-    SectorMask sectors;
+    std::uint32_t set; // set_of(line): every partition has the same sets
+    std::uint32_t coalescer_set; // the request coalescers' set_of(line)
+    // Not one-byte types: a store of those may alias anything, so the loops writing requests
+    // would read every member they use again after each one.
+    std::uint32_t sectors;
+    std::uint32_t home; // home_of(line)
   };
   struct BoxOutcome {
     long long l2_sectors = 0;   // sectors served by the L2, near or far, or by its request coalescer
@@ -105,15 +110,23 @@ private:
     Cycle hit_ready = 0; // when the fills the box's hits wait for land
   };
 
-  void gather_lines(const Box& box);
-  int home_of(LineAddress line) const {
+  // The box's lines, each with its sets and home; for a read by an SM of `partition`, their sets
+  // there start on their way into the host's caches (-1: none, for a store).
+  void gather_lines(const Box& box, int partition);
+  int home_of(LineAddress line) const { return home_of(line, partition_reciprocal_, partitions_.size()); }
+  static int home_of(LineAddress line, std::uint64_t reciprocal, std::uint64_t partitions) {
     const std::uint64_t block = line >> 1; // the 256-byte block
-    return static_cast<int>(((block * 0xD6E8FEB86659FD93ull) >> 40) % static_cast<std::uint64_t>(partitions_.size()));
+    const auto hash = static_cast<std::uint32_t>((block * 0xD6E8FEB86659FD93ull) >> 40);
+    // hash % partitions without a division (Lemire, Kaser and Kurz, "Faster Remainder by Direct
+    // Computation", 2019: exact for every 32-bit hash and divisor).
+    const std::uint64_t fraction = reciprocal * hash;
+    return static_cast<int>((static_cast<unsigned __int128>(fraction) * partitions) >> 64);
   }
   BoxOutcome read_lines(int partition, RequestCoalescer& coalescer, bool promote);
   BoxOutcome write_lines(int partition);
 
   std::vector<SectoredCache> partitions_;
+  std::uint64_t partition_reciprocal_; // 2^64 / partitions, rounded up
   std::vector<RequestCoalescer> coalescers_; // one per GPC
   std::vector<int> gpc_of_sm_;
   std::vector<int> partition_of_sm_;
@@ -126,13 +139,18 @@ private:
   Cycle far_latency_;
   Cycle dram_latency_;
   MemoryTotals totals_;
-  std::vector<LineRequest> lines_;      // scratch
-  std::vector<LineRequest> looked_up_;  // scratch: the lines of a box the tags served, for the coalescer
+  std::vector<LineRequest> lines_;      // scratch: the box's lines, the first line_count_ of them
+  std::size_t line_count_ = 0;
+  // Scratch: the lines of a box the tags served (indices into lines_), for the coalescer.
+  std::vector<std::uint32_t> looked_up_;
+  std::size_t looked_up_count_ = 0;
   struct Fill {
     SectoredCache* partition;
     LineAddress line;
+    std::int64_t set;
   };
-  std::vector<Fill> fills_; // scratch: the box's lookups that fetch sectors
+  std::vector<Fill> fills_; // scratch: the box's lookups that fetch sectors (at most four a line)
+  std::size_t fill_count_ = 0;
 };
 
 } // namespace tilesim

@@ -23,6 +23,10 @@
 #include <cstdint>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace tilesim {
 
 class RequestCoalescer {
@@ -32,65 +36,88 @@ public:
       : merges_per_request_(merges_per_request > 0 && merges_per_request < kUnlimited ? merges_per_request : kUnlimited),
         ways_(ways > 0 ? ways : 1),
         sets_(static_cast<std::uint64_t>(lines / ways_)),
-        entries_(static_cast<std::size_t>(sets_ * static_cast<std::uint64_t>(ways_))),
+        tags_(static_cast<std::size_t>(sets_ * static_cast<std::uint64_t>(ways_)), kNoLine),
+        entries_(tags_.size()),
         oldest_(static_cast<std::size_t>(sets_), 0) {}
 
   bool enabled() const { return sets_ > 0; }
 
   // The cycle the data of `sectors` of `line` arrives with the request already made for it, or a
   // negative value when no request for them is held or the one held is full.
-  Cycle merge(LineAddress line, SectorMask sectors) {
-    Entry* set = &entries_[first_of(line)];
-    const auto tag = static_cast<std::uint32_t>(line);
-    for (int w = 0; w < ways_; ++w)
-      if (set[w].line == tag && (set[w].sectors & sectors) == sectors) {
-        if (set[w].merges >= merges_per_request_) return -1;
-        if (set[w].merges < kUnlimited - 1) ++set[w].merges;
-        return set[w].ready;
-      }
-    return -1;
+  Cycle merge(LineAddress line, SectorMask sectors) { return merge_in_set(set_of(line), line, sectors); }
+  // The same, for a caller that already knows the line's set (set_of(line)).
+  Cycle merge_in_set(std::size_t set, LineAddress line, SectorMask sectors) {
+    const std::size_t first = set * static_cast<std::size_t>(ways_);
+    const int w = find(&tags_[first], static_cast<std::uint32_t>(line));
+    if (w < 0) return -1;
+    Entry& e = entries_[first + static_cast<std::size_t>(w)];
+    if ((e.sectors & sectors) != sectors || e.merges >= merges_per_request_) return -1;
+    if (e.merges < kUnlimited - 1) ++e.merges;
+    return e.ready;
   }
 
   // Holds a request that went to the L2, its data back at `ready`, in place of the set's oldest;
   // a line already held keeps its entry and the time its first request's data arrives, unless
   // that request is full: then the new one takes its place.
-  void insert(LineAddress line, SectorMask sectors, Cycle ready) {
-    const std::size_t first = first_of(line);
-    Entry* set = &entries_[first];
+  void insert(LineAddress line, SectorMask sectors, Cycle ready) { insert_in_set(set_of(line), line, sectors, ready); }
+  void insert_in_set(std::size_t index, LineAddress line, SectorMask sectors, Cycle ready) {
+    const std::size_t first = index * static_cast<std::size_t>(ways_);
     const auto tag = static_cast<std::uint32_t>(line);
-    for (int w = 0; w < ways_; ++w)
-      if (set[w].line == tag) {
-        if (set[w].merges >= merges_per_request_)
-          set[w] = {ready, tag, 0, sectors};
-        else
-          set[w].sectors |= sectors;
-        return;
-      }
+    const int w = find(&tags_[first], tag);
+    if (w >= 0) {
+      Entry& e = entries_[first + static_cast<std::size_t>(w)];
+      if (e.merges >= merges_per_request_)
+        e = {ready, 0, sectors};
+      else
+        e.sectors |= sectors;
+      return;
+    }
     // Entries are only ever added, so the oldest of a set is the next in turn.
-    std::uint8_t& oldest = oldest_[first / static_cast<std::size_t>(ways_)];
-    set[oldest] = {ready, tag, 0, sectors};
-    oldest = static_cast<std::uint8_t>((oldest + 1) % ways_);
+    std::uint32_t& oldest = oldest_[index];
+    tags_[first + oldest] = tag;
+    entries_[first + oldest] = {ready, 0, sectors};
+    oldest = oldest + 1 == static_cast<std::uint32_t>(ways_) ? 0 : oldest + 1;
   }
 
+  // Which set a line maps to; every coalescer of one GPU has the same sets.
+  std::size_t set_of(LineAddress line) const { return set_of(line, sets_); }
+  static std::size_t set_of(LineAddress line, std::uint64_t sets) {
+    const std::uint64_t h = (line * 0xC2B2AE3D27D4EB4Full) >> 32;
+    return static_cast<std::size_t>((h * sets) >> 32);
+  }
+  std::uint64_t sets() const { return sets_; }
+
 private:
-  // 16 bytes, so a set of 4 is one host cache line. Lines keep their low 32 bits, as the L2's tags
-  // do (sim/sectored_cache.h); merges count up to the limit, which is held below 2^16.
+  // Lines keep their low 32 bits, as the L2's tags do (sim/sectored_cache.h), apart from the rest
+  // of their entry so that a set's tags are compared at once; a line is held at most once per
+  // set. Merges count up to the limit, which is held below 2^16.
   static constexpr int kUnlimited = 0xFFFF;
+  static constexpr std::uint32_t kNoLine = ~std::uint32_t{0};
+  // No one-byte fields: a store of those may alias anything, which costs reloads in the loops.
   struct Entry {
     Cycle ready = 0;
-    std::uint32_t line = ~std::uint32_t{0};
-    std::uint16_t merges = 0;
-    SectorMask sectors = 0;
+    std::int32_t merges = 0;
+    std::uint32_t sectors = 0;
   };
-  std::size_t first_of(LineAddress line) const {
-    const std::uint64_t h = (line * 0xC2B2AE3D27D4EB4Full) >> 32;
-    return static_cast<std::size_t>((h * sets_) >> 32) * static_cast<std::size_t>(ways_);
+  // The first way of a set holding `tag`, or -1.
+  int find(const std::uint32_t* tags, std::uint32_t tag) const {
+#if defined(__SSE2__)
+    if (ways_ == 4) { // the profiles' ways: one compare
+      const auto match = static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(
+          _mm_cmpeq_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(tags)), _mm_set1_epi32(static_cast<int>(tag))))));
+      return match != 0 ? __builtin_ctz(match) : -1;
+    }
+#endif
+    for (int w = 0; w < ways_; ++w)
+      if (tags[w] == tag) return w;
+    return -1;
   }
   int merges_per_request_;
   int ways_;
   std::uint64_t sets_;
+  std::vector<std::uint32_t> tags_;
   std::vector<Entry> entries_;
-  std::vector<std::uint8_t> oldest_; // per set: the way to replace next
+  std::vector<std::uint32_t> oldest_; // per set: the way to replace next
 };
 
 } // namespace tilesim

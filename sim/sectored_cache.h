@@ -12,6 +12,10 @@
 #include <cstdint>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace tilesim {
 
 struct CacheGeometry {
@@ -33,60 +37,151 @@ public:
   explicit SectoredCache(const CacheGeometry& geometry);
 
   // Looks the sectors up, allocating the line (LRU victim) and its missing sectors.
-  LookupOutcome read(LineAddress line, SectorMask sectors);
+  LookupOutcome read(LineAddress line, SectorMask sectors) { return read_in_set(set_of(line), line, sectors); }
+  // The same, for a caller that already knows the line's set (set_of(line)); inline, as the
+  // simulator's hottest call.
+  LookupOutcome read_in_set(std::int64_t set, LineAddress line, SectorMask sectors) {
+    Set& s = sets_data_[static_cast<std::size_t>(set)];
+    Ranks& ranks = ranks_[static_cast<std::size_t>(set)];
+    const auto tag = static_cast<std::uint32_t>(line);
+    LookupOutcome out;
+    const int slot = find(s, tag);
+    if (slot < ways_) {
+      const std::uint32_t state = s.state[slot];
+      const auto missing = static_cast<SectorMask>(sectors & ~state & kValidBits);
+      out.missed = missing;
+      out.miss_sectors = sectors_in(missing);
+      out.hit_sectors = sectors_in(sectors) - out.miss_sectors;
+      out.hit_ready = state >> kFillShift;
+      s.state[slot] = state | (sectors & kValidBits);
+      touch(ranks, slot);
+      return out;
+    }
+    // Miss: the least recently used slot goes, an empty one while the set has any.
+    const int v = victim(ranks);
+    s.tags[v] = tag;
+    s.state[v] = sectors & kValidBits;
+    touch(ranks, v);
+    out.missed = sectors;
+    out.miss_sectors = sectors_in(sectors);
+    return out;
+  }
   // Records that the fill of `line`'s sectors fetched by its last read lands at `cycle`; the
   // line's fill time never moves back. Nothing happens when the line has been evicted since.
-  void set_fill_ready(LineAddress line, Cycle cycle);
+  void set_fill_ready(LineAddress line, Cycle cycle) { set_fill_ready_in_set(set_of(line), line, cycle); }
+  void set_fill_ready_in_set(std::int64_t set, LineAddress line, Cycle cycle);
 
   // Which set a line maps to. The hardware's hash is undocumented; a multiplicative hash spreads
   // lines evenly so that strided tiles see no artificial conflicts (reduced to the set count by a
   // multiply-shift rather than a division: this is the simulator's hottest line).
-  std::int64_t set_of(LineAddress line) const {
+  std::int64_t set_of(LineAddress line) const { return set_of(line, sets_); }
+  static std::int64_t set_of(LineAddress line, std::int64_t sets) {
     const std::uint64_t h = (line * 0x9E3779B97F4A7C15ull) >> 32;
-    return static_cast<std::int64_t>((h * static_cast<std::uint64_t>(sets_)) >> 32);
+    return static_cast<std::int64_t>((h * static_cast<std::uint64_t>(sets)) >> 32);
   }
   std::int64_t sets() const { return sets_; }
   int ways() const { return ways_; }
   bool contains(LineAddress line, SectorMask sectors) const;
-  // Starts bringing a line's set (both its host cache lines) into the host's caches; a box
+  // Starts bringing a set (its tags, states and LRU ranks) into the host's caches; a box
   // prefetches all its sets before its first lookup, so that their host memory latencies overlap
   // (the model's state is megabytes).
-  void prefetch(LineAddress line) const {
-    const Set& set = sets_data_[static_cast<std::size_t>(set_of(line))];
-    __builtin_prefetch(set.tags, 1);
-    __builtin_prefetch(set.state, 1);
+  void prefetch_set(std::int64_t set) const {
+    const Set& s = sets_data_[static_cast<std::size_t>(set)];
+    __builtin_prefetch(s.tags, 1);
+    __builtin_prefetch(s.state, 1);
+    __builtin_prefetch(&ranks_[static_cast<std::size_t>(set)], 1);
   }
 
   // Cycles a fill time can reach: later ones are held there (a hit then no longer waits for them).
   static constexpr std::uint32_t kLatestFill = (1u << 28) - 1;
-  // Sectors in a mask of at most 4 bits (the portable x86-64 baseline has no popcount instruction).
-  static int sectors_in(SectorMask m) {
-    constexpr std::uint8_t kCount[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
-    return kCount[m & 0xF];
-  }
+  // Sectors in a mask of at most 4 bits (the portable x86-64 baseline has no popcount
+  // instruction): nibble m of the constant is m's count, so no table is read.
+  static int sectors_in(SectorMask m) { return static_cast<int>((0x4332322132212110ull >> ((m & 0xF) * 4)) & 0xF); }
 
 private:
   // Tags keep the low 32 bits of the line address: lines 2^32 apart (512 GiB) never meet in one
-  // kernel. A set is two host cache lines, so a lookup touches two adjacent lines and nothing
-  // else: the tags, most recently used first (LRU order is the order of the array: a hit moves its
-  // line to the front, a miss pushes the last one out), and beside each its state, the valid
-  // sectors (low 4 bits) and the cycle its last fill lands (high 28 bits; 0: long since; 2^28
-  // cycles is over 130 ms of kernel time at 2 GHz).
+  // kernel. A set is two host cache lines, the tags and beside each its state, the valid sectors
+  // (low 4 bits) and the cycle its last fill lands (high 28 bits; 0: long since; 2^28 cycles is
+  // over 130 ms of kernel time at 2 GHz); a line stays in its slot while it is cached. LRU order is
+  // kept apart, as each slot's rank (0: most recently used), 16 bytes a set: a hit makes its
+  // slot's rank 0 and ages the ranks below it by one, a miss takes the slot ranked last, which is
+  // an empty one while the set has any (empty slots rank behind the used ones), else the least
+  // recently used line. Slots past the ways rank kUnused and are never chosen.
   static constexpr int kSlots = 16;
   static constexpr std::uint32_t kEmpty = 0xFFFFFFFFu;
   static constexpr int kFillShift = 4;
+  static constexpr std::uint8_t kUnused = 0x7F;
   struct alignas(64) Set {
     std::uint32_t tags[kSlots];
     std::uint32_t state[kSlots];
   };
+  struct alignas(16) Ranks {
+    std::uint8_t rank[kSlots];
+  };
+  static constexpr std::uint32_t kValidBits = 0xF;
   // The slot holding `tag`, or kSlots.
-  static int find(const Set& set, std::uint32_t tag);
-  // Moves slot `from` to the front, the slots before it one back.
-  __attribute__((always_inline)) static void move_to_front(Set& set, int from);
+  static int find(const Set& set, std::uint32_t tag) {
+#if defined(__SSE2__)
+    // Four compares of four tags, packed to one byte a slot; the hit's slot is unpredictable, so
+    // no early exit.
+    const __m128i key = _mm_set1_epi32(static_cast<int>(tag));
+    const __m128i* tags = reinterpret_cast<const __m128i*>(set.tags);
+    const __m128i low = _mm_packs_epi32(_mm_cmpeq_epi32(_mm_load_si128(tags), key), _mm_cmpeq_epi32(_mm_load_si128(tags + 1), key));
+    const __m128i high = _mm_packs_epi32(_mm_cmpeq_epi32(_mm_load_si128(tags + 2), key), _mm_cmpeq_epi32(_mm_load_si128(tags + 3), key));
+    const auto match = static_cast<unsigned>(_mm_movemask_epi8(_mm_packs_epi16(low, high)));
+    return match != 0 ? __builtin_ctz(match) : kSlots;
+#else
+    for (int s = 0; s < kSlots; ++s)
+      if (set.tags[s] == tag) return s;
+    return kSlots;
+#endif
+  }
+#if defined(__SSE2__)
+  // Byte vectors by table rather than built from a register (SSE2 has no byte broadcast):
+  // splat(v) is v in every byte, lane(s) 0xFF in byte s alone.
+  struct alignas(16) ByteVector {
+    std::uint8_t b[16];
+  };
+  struct ByteTables {
+    ByteVector splat[16];
+    ByteVector lane[16];
+  };
+  static const ByteTables kByteTables;
+  static __m128i splat(int v) { return _mm_load_si128(reinterpret_cast<const __m128i*>(kByteTables.splat[v].b)); }
+  static __m128i lane(int s) { return _mm_load_si128(reinterpret_cast<const __m128i*>(kByteTables.lane[s].b)); }
+#endif
+  // Makes `slot` the most recently used, aging the slots more recent than it.
+  static void touch(Ranks& ranks, int slot) {
+#if defined(__SSE2__)
+    // Ranks below the slot's gain one, the slot's becomes 0, all 16 at once. (Signed compares:
+    // kUnused, 127, is never below a rank.)
+    __m128i* r = reinterpret_cast<__m128i*>(ranks.rank);
+    const __m128i current = _mm_load_si128(r);
+    const __m128i younger = _mm_cmpgt_epi8(splat(ranks.rank[slot]), current);
+    _mm_store_si128(r, _mm_andnot_si128(lane(slot), _mm_sub_epi8(current, younger)));
+#else
+    const std::uint8_t own = ranks.rank[slot];
+    for (int s = 0; s < kSlots; ++s)
+      if (ranks.rank[s] < own) ++ranks.rank[s];
+    ranks.rank[slot] = 0;
+#endif
+  }
+  // The least recently used slot (ranked ways - 1).
+  int victim(const Ranks& ranks) const {
+#if defined(__SSE2__)
+    const __m128i last = _mm_cmpeq_epi8(_mm_load_si128(reinterpret_cast<const __m128i*>(ranks.rank)), splat(ways_ - 1));
+    return __builtin_ctz(static_cast<unsigned>(_mm_movemask_epi8(last)));
+#else
+    for (int s = 0; s < ways_; ++s)
+      if (ranks.rank[s] == ways_ - 1) return s;
+    return 0;
+#endif
+  }
 
   std::int64_t sets_;
   int ways_;
   std::vector<Set> sets_data_;
+  std::vector<Ranks> ranks_;
 };
 
 } // namespace tilesim

@@ -14,6 +14,7 @@ MemorySystem::MemorySystem(const GpuProfile& gpu)
       near_latency_(gpu.l2.hit_latency_cycles),
       far_latency_(gpu.l2.hit_latency_cycles + gpu.l2.far_hit_extra_latency_cycles),
       dram_latency_(gpu.dram.latency_ns * gpu.sm.clock_mhz / 1000.0) {
+  partition_reciprocal_ = ~std::uint64_t{0} / static_cast<std::uint64_t>(gpu.l2.partitions) + 1;
   if (partition_of_sm_.empty())
     for (int sm = 0; sm < gpu.sm.count; ++sm) partition_of_sm_.push_back(sm * gpu.l2.partitions / gpu.sm.count);
   for (int p = 0; p < gpu.l2.partitions; ++p)
@@ -26,103 +27,166 @@ MemorySystem::MemorySystem(const GpuProfile& gpu)
   for (int g = 0; g < gpcs; ++g) coalescers_.emplace_back(lines, gpu.l2.coalescer_ways, gpu.l2.coalescer_merges_per_request);
 }
 
-void MemorySystem::gather_lines(const Box& box) {
-  lines_.clear();
-  const Address line_mask = (Address{1} << line_shift_) - 1;
-  for (int r = 0; r < box.rows; ++r) {
-    const Address begin = box.base + static_cast<Address>(r) * box.row_stride;
-    const Address end = begin + box.row_bytes; // exclusive
-    const LineAddress first_line = begin >> line_shift_, last_line = (end - 1) >> line_shift_;
-    for (LineAddress line = first_line; line <= last_line; ++line) {
-      SectorMask mask = full_line_;
-      if (line == first_line) mask &= static_cast<SectorMask>(full_line_ << ((begin & line_mask) >> sector_shift_));
-      if (line == last_line) mask &= static_cast<SectorMask>(full_line_ >> ((line_mask - ((end - 1) & line_mask)) >> sector_shift_));
-      lines_.push_back({line, mask});
+void MemorySystem::gather_lines(const Box& box, int partition) {
+  // Locals, not members: stores of the one-byte fields may alias anything, so members would be
+  // read again after every line.
+  const int line_shift = line_shift_, sector_shift = sector_shift_;
+  const SectorMask full = full_line_;
+  const Address line_mask = (Address{1} << line_shift) - 1;
+  // At most one line more per row than its bytes fill.
+  const std::size_t most =
+      static_cast<std::size_t>(std::max(box.rows, 0)) * ((static_cast<Address>(std::max<ByteCount>(box.row_bytes, 0)) >> line_shift) + 2);
+  if (lines_.size() < most) {
+    lines_.resize(most);
+    looked_up_.resize(most);
+    fills_.resize(4 * most);
+  }
+  LineRequest* const begin_out = lines_.data();
+  LineRequest* out = begin_out;
+  const std::int64_t sets = partitions_.front().sets(); // every partition has the same sets
+  const std::uint64_t coalescer_sets = coalescers_.front().sets();
+  const std::uint64_t reciprocal = partition_reciprocal_, partitions = partitions_.size();
+  // Every line's set starts on its way into the host's caches before the first lookup, at the
+  // SM's partition and, for a line homed across, at its home: the lookups are independent, so their
+  // host memory latencies overlap (a box is a few hundred lines; their sets fit in the host's L2).
+  const SectoredCache* caches = partitions_.data();
+  const auto request = [=](LineAddress line, SectorMask mask) {
+    const auto set = static_cast<std::uint32_t>(SectoredCache::set_of(line, sets));
+    const int home = home_of(line, reciprocal, partitions);
+    if (partition >= 0) {
+      caches[partition].prefetch_set(set);
+      if (home != partition) caches[home].prefetch_set(set);
+    }
+    return LineRequest{line, set, static_cast<std::uint32_t>(RequestCoalescer::set_of(line, coalescer_sets)), mask,
+                       static_cast<std::uint32_t>(home)};
+  };
+  if (box.row_bytes > 0 && ((box.base | static_cast<Address>(box.row_bytes) | static_cast<Address>(box.row_stride)) & line_mask) == 0) {
+    // Rows of whole, aligned lines (a TMA box of 128-byte rows): every sector of every line.
+    const LineAddress per_row = static_cast<Address>(box.row_bytes) >> line_shift;
+    const LineAddress stride = static_cast<Address>(box.row_stride) >> line_shift;
+    LineAddress first = box.base >> line_shift;
+    for (int r = 0; r < box.rows; ++r, first += stride)
+      for (LineAddress line = first; line < first + per_row; ++line) *out++ = request(line, full);
+  } else {
+    for (int r = 0; r < box.rows; ++r) {
+      const Address begin = box.base + static_cast<Address>(r) * box.row_stride;
+      const Address end = begin + box.row_bytes; // exclusive
+      const LineAddress first_line = begin >> line_shift, last_line = (end - 1) >> line_shift;
+      if (last_line < first_line) continue;
+      const auto head = static_cast<SectorMask>(full & (full << ((begin & line_mask) >> sector_shift)));
+      const auto tail = static_cast<SectorMask>(full >> ((line_mask - ((end - 1) & line_mask)) >> sector_shift));
+      if (first_line == last_line) {
+        *out++ = request(first_line, static_cast<SectorMask>(head & tail));
+        continue;
+      }
+      *out++ = request(first_line, head);
+      for (LineAddress line = first_line + 1; line < last_line; ++line) *out++ = request(line, full);
+      *out++ = request(last_line, tail);
     }
   }
-  totals_.l2_line_lookups += static_cast<long long>(lines_.size());
+  line_count_ = static_cast<std::size_t>(out - begin_out);
+  totals_.l2_line_lookups += static_cast<long long>(line_count_);
 }
 
 MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, RequestCoalescer& coalescer, bool promote) {
   SectoredCache& near = partitions_[partition];
-  BoxOutcome out;
-  looked_up_.clear();
-  fills_.clear();
+  const LineRequest* const lines = lines_.data();
+  const std::size_t count = line_count_;
+  const SectorMask full = full_line_;
+  const int line_sectors = SectoredCache::sectors_in(full);
+  // Counts kept in locals and added to the totals once (see gather_lines on aliasing).
+  long long l2_sectors = 0, coalesced_sectors = 0, far_sectors = 0, dram_sectors = 0, promoted_dram_sectors = 0;
+  long long sm_read = 0, near_hits = 0, fabric_read = 0, far_hits = 0, fabric_promotion = 0, fabric_promotion_hits = 0;
+  Cycle coalesced_ready = 0;
   // A hit on a pending line lands when the fill does, plus the trip over the fabric for one
   // homed across (microbench/l2_pending_hit.json: 128 ns behind the leader, a follower of the other
-  // partition lands 64 ns after it, one of the leader's partition 16 ns after it).
-  const auto note = [&](SectoredCache& cache, LineAddress line, const LookupOutcome& o, Cycle extra) {
-    if (o.hit_sectors > 0 && o.hit_ready > 0) out.hit_ready = std::max(out.hit_ready, o.hit_ready + extra);
-    if (o.miss_sectors > 0) fills_.push_back({&cache, line});
-  };
-  const int line_sectors = SectoredCache::sectors_in(full_line_);
-  // Every line's set starts on its way into the host's caches before the first lookup, at the
-  // SM's partition and, for a line homed across, at its home: the lookups are independent, so their
-  // host memory latencies overlap (a box is a few hundred lines; their sets fit in the host's L2).
-  for (const LineRequest& req : lines_) {
-    near.prefetch(req.line);
-    const int home = home_of(req.line);
-    if (home != partition) partitions_[home].prefetch(req.line);
-  }
-  for (std::size_t i = 0; i < lines_.size(); ++i) {
-    const LineRequest& req = lines_[i];
-    if (coalescer.enabled()) {
-      const Cycle ready = coalescer.merge(req.line, req.sectors);
+  // partition lands 64 ns after it, one of the leader's partition 16 ns after it): the latest
+  // pending fill of the near hits and of the far ones.
+  std::uint32_t near_ready = 0, far_ready = 0;
+  std::uint32_t* looked_up = looked_up_.data();
+  Fill* fill = fills_.data();
+  const bool coalescing = coalescer.enabled();
+  for (std::size_t i = 0; i < count; ++i) {
+    const LineRequest req = lines[i];
+    if (coalescing) {
+      const Cycle ready = coalescer.merge_in_set(req.coalescer_set, req.line, req.sectors);
       if (ready >= 0) {
         const int sectors = SectoredCache::sectors_in(req.sectors);
-        out.l2_sectors += sectors;
-        out.coalesced_sectors += sectors;
-        out.coalesced_ready = std::max(out.coalesced_ready, ready);
+        l2_sectors += sectors;
+        coalesced_sectors += sectors;
+        coalesced_ready = std::max(coalesced_ready, ready);
         continue;
       }
-      looked_up_.push_back(req);
+      *looked_up++ = static_cast<std::uint32_t>(i);
     }
-    const LookupOutcome o = near.read(req.line, req.sectors);
-    note(near, req.line, o, 0);
-    totals_.sm_read_sectors += o.hit_sectors + o.miss_sectors;
-    totals_.near_read_hit_sectors += o.hit_sectors;
-    out.l2_sectors += o.hit_sectors;
+    const auto sectors = static_cast<SectorMask>(req.sectors);
+    const LookupOutcome o = near.read_in_set(req.set, req.line, sectors);
+    if (o.hit_sectors > 0) near_ready = std::max(near_ready, o.hit_ready);
+    sm_read += o.hit_sectors + o.miss_sectors;
+    near_hits += o.hit_sectors;
+    l2_sectors += o.hit_sectors;
     if (o.miss_sectors == 0) continue;
-    const int home = home_of(req.line);
+    *fill++ = {&near, req.line, req.set};
     const LineAddress buddy = req.line ^ 1;
-    if (home == partition) {
-      out.dram_sectors += o.miss_sectors;
+    if (static_cast<int>(req.home) == partition) {
+      dram_sectors += o.miss_sectors;
       if (promote) {
-        const LookupOutcome b = near.read(buddy, full_line_);
-        if (b.miss_sectors > 0) fills_.push_back({&near, buddy});
-        totals_.sm_read_sectors += line_sectors;
-        totals_.near_read_hit_sectors += b.hit_sectors;
-        out.promoted_dram_sectors += b.miss_sectors;
+        const std::int64_t buddy_set = near.set_of(buddy);
+        const LookupOutcome b = near.read_in_set(buddy_set, buddy, full);
+        if (b.miss_sectors > 0) *fill++ = {&near, buddy, buddy_set};
+        sm_read += line_sectors;
+        near_hits += b.hit_sectors;
+        promoted_dram_sectors += b.miss_sectors;
       }
       continue;
     }
-    SectoredCache& home_partition = partitions_[home];
-    const LookupOutcome far = home_partition.read(req.line, o.missed);
-    note(home_partition, req.line, far, far_latency_ - near_latency_);
-    totals_.fabric_read_sectors += o.miss_sectors;
-    totals_.far_read_hit_sectors += far.hit_sectors;
-    out.l2_sectors += far.hit_sectors;
-    out.far_sectors += far.hit_sectors;
-    out.dram_sectors += far.miss_sectors;
+    SectoredCache& home = partitions_[req.home];
+    const LookupOutcome far = home.read_in_set(req.set, req.line, o.missed);
+    if (far.hit_sectors > 0) far_ready = std::max(far_ready, far.hit_ready);
+    if (far.miss_sectors > 0) *fill++ = {&home, req.line, req.set};
+    fabric_read += o.miss_sectors;
+    far_hits += far.hit_sectors;
+    l2_sectors += far.hit_sectors;
+    far_sectors += far.hit_sectors;
+    dram_sectors += far.miss_sectors;
     if (promote && far.miss_sectors > 0) {
-      const LookupOutcome b = home_partition.read(buddy, full_line_);
-      if (b.miss_sectors > 0) fills_.push_back({&home_partition, buddy});
-      totals_.fabric_promotion_sectors += line_sectors;
-      totals_.fabric_promotion_hit_sectors += b.hit_sectors;
-      out.promoted_dram_sectors += b.miss_sectors;
+      const std::int64_t buddy_set = home.set_of(buddy);
+      const LookupOutcome b = home.read_in_set(buddy_set, buddy, full);
+      if (b.miss_sectors > 0) *fill++ = {&home, buddy, buddy_set};
+      fabric_promotion += line_sectors;
+      fabric_promotion_hits += b.hit_sectors;
+      promoted_dram_sectors += b.miss_sectors;
     }
   }
+  looked_up_count_ = static_cast<std::size_t>(looked_up - looked_up_.data());
+  fill_count_ = static_cast<std::size_t>(fill - fills_.data());
+  totals_.sm_read_sectors += sm_read;
+  totals_.near_read_hit_sectors += near_hits;
+  totals_.fabric_read_sectors += fabric_read;
+  totals_.far_read_hit_sectors += far_hits;
+  totals_.fabric_promotion_sectors += fabric_promotion;
+  totals_.fabric_promotion_hit_sectors += fabric_promotion_hits;
+  BoxOutcome out;
+  out.l2_sectors = l2_sectors;
+  out.coalesced_sectors = coalesced_sectors;
+  out.coalesced_ready = coalesced_ready;
+  out.far_sectors = far_sectors;
+  out.dram_sectors = dram_sectors;
+  out.promoted_dram_sectors = promoted_dram_sectors;
+  out.hit_ready = near_ready;
+  if (far_ready > 0) out.hit_ready = std::max(out.hit_ready, far_ready + (far_latency_ - near_latency_));
   return out;
 }
 
 MemorySystem::BoxOutcome MemorySystem::write_lines(int partition) {
   BoxOutcome out;
-  for (const LineRequest& req : lines_) {
+  for (std::size_t i = 0; i < line_count_; ++i) {
+    const LineRequest& req = lines_[i];
     // Write-through: the home partition's copy is updated (allocated clean) and the bytes go on
     // to DRAM. The H100 dataset shows it: DRAM writes equal the output's size in every
     // configuration, also where the output fits in L2 (validation/NOTES.md).
-    const int home = home_of(req.line);
-    const LookupOutcome o = partitions_[home].read(req.line, req.sectors);
+    const int home = static_cast<int>(req.home);
+    const LookupOutcome o = partitions_[home].read_in_set(req.set, req.line, req.sectors);
     const int sectors = o.hit_sectors + o.miss_sectors;
     totals_.write_sectors += home == partition ? sectors : 2 * sectors;
     out.l2_sectors += sectors;
@@ -131,7 +195,7 @@ MemorySystem::BoxOutcome MemorySystem::write_lines(int partition) {
 }
 
 Cycle MemorySystem::read_box(Cycle issue, int sm, const Box& box, SectorCount& outcome) {
-  gather_lines(box);
+  gather_lines(box, partition_of_sm_[sm]);
   RequestCoalescer& coalescer = coalescers_[gpc_of_sm_[sm]];
   const BoxOutcome o = read_lines(partition_of_sm_[sm], coalescer, box.l2_promotion_256b);
   outcome.hits += o.l2_sectors;
@@ -145,14 +209,16 @@ Cycle MemorySystem::read_box(Cycle issue, int sm, const Box& box, SectorCount& o
   if (looked_up_bytes > 0)
     done = std::max(done, l2_bandwidth_.serve(issue, looked_up_bytes) + (o.far_sectors > 0 ? far_latency_ : near_latency_));
   if (dram_bytes > 0) done = std::max(done, dram_.serve(issue, dram_bytes) + dram_latency_);
-  for (const Fill& fill : fills_) fill.partition->set_fill_ready(fill.line, done);
-  if (coalescer.enabled())
-    for (const LineRequest& req : looked_up_) coalescer.insert(req.line, req.sectors, done);
+  for (std::size_t i = 0; i < fill_count_; ++i) fills_[i].partition->set_fill_ready_in_set(fills_[i].set, fills_[i].line, done);
+  for (std::size_t i = 0; i < looked_up_count_; ++i) {
+    const LineRequest& req = lines_[looked_up_[i]];
+    coalescer.insert_in_set(req.coalescer_set, req.line, req.sectors, done);
+  }
   return done;
 }
 
 Cycle MemorySystem::write_box(Cycle issue, int sm, const Box& box) {
-  gather_lines(box);
+  gather_lines(box, -1);
   const BoxOutcome o = write_lines(partition_of_sm_[sm]);
   const ByteCount bytes = o.l2_sectors << sector_shift_;
   totals_.dram_write_bytes += bytes;

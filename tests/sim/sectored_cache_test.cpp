@@ -94,3 +94,26 @@ TEST_CASE("sectored cache: LRU order follows every hit, and a fill time is dropp
   CHECK(cache.read(line[4], 0b0001).hit_ready == 0);
   CHECK(cache.read(line[2], 0b0001).hit_ready == 0); // allocated anew: no fill pending
 }
+
+TEST_CASE("sectored cache: LRU over every way of a 16-way set, and over 3 ways") {
+  for (const int ways : {16, 3}) {
+    SECTION(std::to_string(ways) + " ways") {
+      SectoredCache cache({ways * 128, 128, 32, ways}); // one set
+      const auto line = lines_in_one_set(cache, ways + 2);
+      for (int i = 0; i < ways; ++i) CHECK(cache.read(line[i], 0b1111).miss_sectors == 4); // empty ways first
+      for (int i = 0; i < ways; ++i) CHECK(cache.contains(line[i], 0b1111));
+      cache.read(line[0], 0b0001);                           // line 0 most recent, line 1 least
+      CHECK(cache.read(line[ways], 0b1111).miss_sectors == 4); // evicts line 1
+      CHECK_FALSE(cache.contains(line[1], 0b0001));
+      CHECK(cache.contains(line[0], 0b1111));
+      cache.read(line[ways + 1], 0b1111); // evicts line 2 (line 0 was used after it)
+      CHECK_FALSE(cache.contains(line[2], 0b0001));
+      CHECK(cache.contains(line[0], 0b1111));
+    }
+  }
+}
+
+TEST_CASE("sectored cache: sectors in a mask") {
+  const int expected[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
+  for (int m = 0; m < 16; ++m) CHECK(SectoredCache::sectors_in(static_cast<SectorMask>(m)) == expected[m]);
+}
