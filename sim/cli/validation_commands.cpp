@@ -98,7 +98,8 @@ int validate_command(const Args& args) {
       "part", po::value(&part)->default_value("all"),
       "configurations to score: all, held-back (what the bars judge) or calibration")(
       "clock", po::value(&clock)->default_value("measured"),
-      "SM clock to predict at: measured (each configuration's recorded extra.sm_clock_mhz) or profile")(
+      "SM clock to predict at: measured (each configuration's recorded extra.sm_clock_mhz) or profile (the "
+      "profile's, at the board power limit a configuration records in extra.power_limit_w)")(
       "time-mape", po::value(&bars.time_mape)->default_value(bars.time_mape), "bar: time MAPE (fraction)")(
       "dram-read-mape", po::value(&bars.dram_read_mape)->default_value(bars.dram_read_mape), "bar: DRAM read MAPE")(
       "l2-hit-mae", po::value(&bars.l2_hit_mae_points)->default_value(bars.l2_hit_mae_points),

@@ -110,15 +110,16 @@ int compare_gpus(const std::string& gpu_list, const KernelSpec& spec, const std:
     std::printf("%s: %lld x %d x %d over %d expert(s), %s, tile %dx%dx%d, %d stages, cluster %d, %s\n", spec.name.c_str(),
                 static_cast<long long>(spec.total_m()), spec.n, spec.k, spec.experts(), to_string(spec.a_dtype).c_str(),
                 spec.tile.m, spec.tile.n, spec.tile.k, spec.stages, spec.cluster, spec.persistent ? "persistent" : "non-persistent");
-  std::printf("  %-6s %-10s %-13s %-14s %10s %9s %8s %11s %9s\n", "gpu", "arch", "kernel model", "order", "time ms",
+  std::printf("  %-9s %-10s %-13s %-14s %10s %9s %8s %11s %9s\n", "gpu", "arch", "kernel model", "order", "time ms",
               "TFLOP/s", "L2 hit", "DRAM rd GB", "speedup");
   double first_ms = 0;
-  for (const auto& gpu : gpus) {
+  for (size_t g = 0; g < gpus.size(); ++g) {
+    const GpuProfile& gpu = gpus[g];
     auto results = simulate_orders(gpu, spec, orders, threads);
     const auto& r = *std::min_element(results.begin(), results.end(),
                                       [](const auto& a, const auto& b) { return a.time_ms < b.time_ms; });
     if (first_ms == 0) first_ms = r.time_ms;
-    std::printf("  %-6s %-10s %-13s %-14s %10.4f %9.1f %7.1f%% %11.3f %8.2fx\n", gpu.name.c_str(), gpu.architecture.c_str(),
+    std::printf("  %-9s %-10s %-13s %-14s %10.4f %9.1f %7.1f%% %11.3f %8.2fx\n", names[g].c_str(), gpu.architecture.c_str(),
                 kernel_model_name(spec, gpu).c_str(), r.order.c_str(), r.time_ms, r.tflops, 100 * r.l2_hit_rate,
                 r.dram_read_bytes / 1e9, first_ms / r.time_ms);
   }
@@ -139,8 +140,10 @@ int whatif_command(const Args& args) {
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   po::options_description options("tilesim whatif --gpu h100 [--kernel spec.json] [--orders all|a,b,c] | --gpus h100,b200 --kernel spec.json");
   options.add_options()("help,h", "this help")(
-      "gpu", po::value(&gpu_name)->default_value("h100"), "GPU profile: h100, h200, a100, b200 or a profile JSON path")(
-      "gpus", po::value(&gpu_list), "compare GPUs instead of orders: a comma list (h100,b200), the spec's order on each")(
+      "gpu", po::value(&gpu_name)->default_value("h100"),
+      "GPU profile: h100, h200, a100, b200 or a profile JSON path; b200@750: at a 750 W power limit")(
+      "gpus", po::value(&gpu_list), "compare GPUs instead of orders: a comma list (h100,b200; b200@750 at a 750 W power limit), the spec's order "
+      "on each")(
       "kernel", po::value(&kernel_path)->default_value(default_kernel_path(), "models/kernels/default.json"),
       "kernel spec JSON (default: the built-in MoE problem)")(
       "orders", po::value(&orders_text), "launch orders to compare: all (the default), or a comma list")(

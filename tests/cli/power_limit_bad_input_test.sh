@@ -18,8 +18,9 @@ cat >"$work/gemm.json" <<'SPEC'
 {"name":"g","kind":"gemm","dtype":"bf16","m":1024,"n":1024,"k":1024,"tile":{"m":128,"n":256,"k":64},"stages":4,"warps":8,"load":"tma","persistent":true,"cluster":2}
 SPEC
 expect "above the board's limit" "is outside b200's power range" simulate --gpu b200@1200 --kernel "$work/gemm.json"
-expect "not above the clock-independent power" "at most its board's 1000 W" simulate --gpu b200@400W --kernel "$work/gemm.json"
+expect "not above the clock-independent power" "above its clock-independent 456 W" simulate --gpu b200@400W --kernel "$work/gemm.json"
 expect "not a number" "'fast' is not a power limit in watts" simulate --gpu b200@fast --kernel "$work/gemm.json"
+expect "two limits" "is already at a power limit" simulate --gpu b200@750@700 --kernel "$work/gemm.json"
 expect "no power model" "has no power model" whatif --gpus h100@700,b200@750 --kernel "$work/gemm.json"
 
 # A published figure whose power limit is not a number, or below what the profile allows.

@@ -37,6 +37,8 @@ TEST_CASE("a profile at a power limit keeps its name and says the limit") {
   CHECK(at.display_name == "Made-up GPU at 475 W");
   CHECK(at.sm.clock_mhz == Approx(800));
   CHECK(at.power_limit_w == 475);
+  // A second limit would start the law from the first one's clock.
+  CHECK_THROWS_WITH(at_power_limit(at, 600, "--gpu made_up@475@600"), Catch::Contains("is already at a power limit"));
 }
 
 TEST_CASE("limits the law cannot give a clock for are refused, naming the range") {
