@@ -23,7 +23,8 @@ nlohmann::json to_json(const SplitScore& s) {
           {"l2_hit_mae_points", s.l2_hit_mae_points}, {"l2_read_sectors_mape", s.l2_read_sectors_mape},
           {"spearman_by_shape", s.spearman_by_shape}, {"min_spearman", s.min_spearman()},
           {"time_bias", s.time_bias},               {"regret_by_shape", s.regret_by_shape},
-          {"mean_regret", s.mean_regret()},         {"max_regret", s.max_regret()}};
+          {"mean_regret", s.mean_regret()},         {"max_regret", s.max_regret()},
+          {"order_pairs", s.order_pair_errors.size()}, {"order_pair_error_p90", s.order_pair_error_p90()}};
 }
 
 void print_errors(const char* name, const SplitScore& s, const FidelityBars& bars) {
@@ -44,6 +45,9 @@ void print_split(const char* name, const SplitScore& s, const FidelityBars& bars
   print_errors(name, s, bars);
   std::printf("%-10s time bias %+5.1f%%  recommended order's regret: mean %.1f%%, worst %.1f%% over %zu shapes\n", "",
               100 * s.time_bias, 100 * s.mean_regret(), 100 * s.max_regret(), s.regret_by_shape.size());
+  std::printf("%-10s order comparisons: 90%% of %zu pairs of orders have their predicted time ratio within %.1f%% of the "
+              "measured one\n",
+              "", s.order_pair_errors.size(), 100 * s.order_pair_error_p90());
 }
 
 } // namespace
@@ -82,15 +86,16 @@ int compare_command(const Args& args) {
 
 int validate_command(const Args& args) {
   namespace po = boost::program_options;
-  std::string dataset_dir, gpu_name, json_path;
+  std::vector<std::string> dataset_dirs;
+  std::string gpu_name, json_path;
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   bool quiet = false;
   std::string clock = "measured";
   std::string part = "all";
   FidelityBars bars;
   po::options_description options("tilesim validate --dataset validation/data/h100/measured [--gpu h100] [--json out.json]");
-  options.add_options()("help,h", "this help")("dataset", po::value(&dataset_dir)->required(),
-                                               "folder of measured results (tilesim.result/1)")(
+  options.add_options()("help,h", "this help")("dataset", po::value(&dataset_dirs)->required()->composing(),
+                                               "folder of measured results (tilesim.result/1); give it again to score several together")(
       "gpu", po::value(&gpu_name)->default_value("h100"), "GPU profile to predict with")(
       "json", po::value(&json_path), "also write every row and the scores as JSON here")(
       "threads", po::value(&threads), "simulations run in parallel")(
@@ -105,7 +110,11 @@ int validate_command(const Args& args) {
       "l2-hit-mae", po::value(&bars.l2_hit_mae_points)->default_value(bars.l2_hit_mae_points),
       "bar: L2 hit rate mean absolute error, points")(
       "spearman", po::value(&bars.spearman_min)->default_value(bars.spearman_min),
-      "bar: least Spearman rank correlation of orders within a shape of 4+ orders");
+      "bar: least Spearman rank correlation of orders within a shape of 4+ orders")(
+      "time-bias", po::value(&bars.time_bias_abs), "bar: |mean signed time error| (fraction; not judged unless given)")(
+      "mean-regret", po::value(&bars.mean_regret),
+      "bar: the recommended order's measured slowdown against the best, mean over shapes (not judged unless given)")(
+      "max-regret", po::value(&bars.max_regret), "bar: the same on the worst shape (not judged unless given)");
   if (!parse_options(args, options)) return 0;
   // boost parses "nan" and "inf" into a double; a NaN bar compares false and so is always "met".
   const auto check_bar = [](const char* option, double value, double min, double max) {
@@ -120,6 +129,9 @@ int validate_command(const Args& args) {
   check_bar("--dram-read-mape", bars.dram_read_mape, 0, 100);
   check_bar("--l2-hit-mae", bars.l2_hit_mae_points, 0, 100);
   check_bar("--spearman", bars.spearman_min, -1, 1);
+  check_bar("--time-bias", bars.time_bias_abs, 0, 1e9);
+  check_bar("--mean-regret", bars.mean_regret, 0, 1e9);
+  check_bar("--max-regret", bars.max_regret, 0, 1e9);
   if (!json_path.empty()) check_output_path(json_path, "--json");
   if (threads < 1 || threads > 1024) throw SpecError("--threads", std::to_string(threads), "is outside 1..1024", "give a thread count");
   if (clock != "measured" && clock != "profile")
@@ -127,7 +139,7 @@ int validate_command(const Args& args) {
   if (part != "all" && part != "held-back" && part != "calibration")
     throw SpecError("--part", part, "is not all, held-back or calibration", "write one of those");
   const GpuProfile gpu = load_gpu_profile(gpu_name);
-  auto dataset = load_measured_dataset(dataset_dir);
+  auto dataset = load_measured_datasets(dataset_dirs);
   if (part != "all")
     std::erase_if(dataset, [&](const MeasuredConfiguration& c) { return is_held_back(c.id) != (part == "held-back"); });
   const auto rows = validate_dataset(gpu, dataset, threads, clock == "measured");
@@ -148,7 +160,7 @@ int validate_command(const Args& args) {
   if (part != "calibration") print_split("held-back", held, bars);
   const auto missed = part == "calibration" ? missed_bars(calibration, bars) : missed_bars(held, bars);
   if (!json_path.empty()) {
-    nlohmann::json j{{"gpu", gpu.name}, {"dataset", dataset_dir}, {"clock", clock}, {"calibration", to_json(calibration)},
+    nlohmann::json j{{"gpu", gpu.name}, {"dataset", dataset_dirs}, {"clock", clock}, {"calibration", to_json(calibration)},
                      {"held_back", to_json(held)}, {"missed_bars", missed}, {"rows", nlohmann::json::array()}};
     for (const auto& r : rows)
       j["rows"].push_back({{"id", r.id}, {"order", r.order}, {"held_back", r.held_back}, {"measured_time_ms", r.measured_time_ms},

@@ -5,6 +5,7 @@
 #include "models/spec_error.h"
 #include "sim/gpu_simulator.h"
 #include "sim/kernel_model.h"
+#include "validation/compare/order_error.h"
 
 #include <boost/program_options.hpp>
 
@@ -14,8 +15,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -127,6 +130,21 @@ int compare_gpus(const std::string& gpu_list, const KernelSpec& spec, const std:
   return 0;
 }
 
+// The measured order error for `gpu`: from --order-error, else from the scores committed for it;
+// none (no close-call mark) for a GPU without measurements.
+std::optional<KnownOrderError> order_error_of(const std::string& path, const GpuProfile& gpu) {
+  if (!path.empty()) return load_known_order_error(path, gpu.name);
+  const std::string fallback = default_order_error_path(TILESIM_SOURCE_DIR, gpu.name);
+  if (!std::filesystem::exists(fallback)) return std::nullopt;
+  return load_known_order_error(fallback, gpu.name);
+}
+
+// An order is too close to call when its predicted time is within the model's known error in
+// comparing two orders of the best's: the GPU may well run it at least as fast.
+bool too_close_to_call(const KernelResult& order, const KernelResult& best, const KnownOrderError& error) {
+  return order.time_ms <= best.time_ms * (1 + error.ratio_error);
+}
+
 } // namespace
 
 std::string default_kernel_path() {
@@ -136,7 +154,7 @@ std::string default_kernel_path() {
 
 int whatif_command(const Args& args) {
   namespace po = boost::program_options;
-  std::string gpu_name, gpu_list, kernel_path, orders_text;
+  std::string gpu_name, gpu_list, kernel_path, orders_text, order_error_path;
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   po::options_description options("tilesim whatif --gpu h100 [--kernel spec.json] [--orders all|a,b,c] | --gpus h100,b200 --kernel spec.json");
   options.add_options()("help,h", "this help")(
@@ -147,7 +165,10 @@ int whatif_command(const Args& args) {
       "kernel", po::value(&kernel_path)->default_value(default_kernel_path(), "models/kernels/default.json"),
       "kernel spec JSON (default: the built-in MoE problem)")(
       "orders", po::value(&orders_text), "launch orders to compare: all (the default), or a comma list")(
-      "threads", po::value(&threads), "simulations run in parallel (default: the machine's cores)");
+      "threads", po::value(&threads), "simulations run in parallel (default: the machine's cores)")(
+      "order-error", po::value(&order_error_path),
+      "validate --json scores whose held-back order error marks close calls (default: "
+      "validation/data/<gpu>/validate_scores.json where it exists)");
   if (!parse_options(args, options)) return 0;
 
   const KernelSpec spec = load_kernel_spec(kernel_path);
@@ -158,6 +179,7 @@ int whatif_command(const Args& args) {
                         ": its CTA steps have no launch order to compare",
                     "compare GPUs with --gpus h100,b200, or run tilesim simulate");
   const GpuProfile gpu = load_gpu_profile(gpu_name);
+  const std::optional<KnownOrderError> known_error = order_error_of(order_error_path, gpu);
   const auto orders = parse_orders(orders_text.empty() ? "all" : orders_text, spec.kind == KernelKind::grouped_gemm);
   auto results = simulate_orders(gpu, spec, orders, std::max(1u, threads));
   std::sort(results.begin(), results.end(), [](const auto& a, const auto& b) { return a.time_ms < b.time_ms; });
@@ -170,11 +192,19 @@ int whatif_command(const Args& args) {
               "DRAM wr GB", "vs best");
   for (size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
-    std::printf("%s %-16s %10.4f %9.1f %7.1f%% %11.3f %12.3f %7.2fx\n", i == 0 ? "*" : " ", r.order.c_str(), r.time_ms,
+    const char* mark = i == 0 ? "*" : known_error && too_close_to_call(r, results.front(), *known_error) ? "~" : " ";
+    std::printf("%s %-16s %10.4f %9.1f %7.1f%% %11.3f %12.3f %7.3fx\n", mark, r.order.c_str(), r.time_ms,
                 r.tflops, 100 * r.l2_hit_rate, r.dram_read_bytes / 1e9, r.dram_write_bytes / 1e9,
                 r.time_ms / results.front().time_ms);
   }
   std::printf("* fastest predicted order\n");
+  if (known_error)
+    std::printf("~ too close to call: within %.1f%% of the fastest, the model's error in the time ratio of two orders of one "
+                "shape (90%% of %lld held-back pairs measured on this GPU are within it: %s)\n",
+                100 * known_error->ratio_error, known_error->pairs, known_error->file.c_str());
+  else
+    std::printf("no measured order error for %s (no validate scores): orders are not marked too close to call\n",
+                gpu.name.c_str());
   return 0;
 }
 

@@ -46,6 +46,20 @@ std::vector<MeasuredConfiguration> load_measured_dataset(const std::string& fold
   return dataset;
 }
 
+std::vector<MeasuredConfiguration> load_measured_datasets(const std::vector<std::string>& folders) {
+  std::vector<MeasuredConfiguration> all;
+  for (const auto& folder : folders) {
+    auto dataset = load_measured_dataset(folder);
+    all.insert(all.end(), std::make_move_iterator(dataset.begin()), std::make_move_iterator(dataset.end()));
+  }
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  for (size_t i = 1; i < all.size(); ++i)
+    if (all[i].id == all[i - 1].id)
+      throw SpecError(all[i].file, "--dataset", "configuration " + all[i].id + " is also in " + all[i - 1].file,
+                      "give folders of different configurations (score a repeat sweep on its own)");
+  return all;
+}
+
 std::vector<ConfigurationError> validate_dataset(const GpuProfile& gpu, const std::vector<MeasuredConfiguration>& dataset,
                                                  unsigned threads, bool at_measured_clock) {
   for (const auto& c : dataset) check_measurement(c.measured, c.file, gpu);

@@ -21,6 +21,11 @@ struct MeasuredConfiguration {
 // Throws SpecError when the folder does not exist or holds none.
 std::vector<MeasuredConfiguration> load_measured_dataset(const std::string& folder);
 
+// The configurations of several folders together (validate's repeated --dataset), sorted by id.
+// Throws SpecError when two folders hold the same id: a configuration scored twice would weigh
+// double (a repeat sweep is scored on its own).
+std::vector<MeasuredConfiguration> load_measured_datasets(const std::vector<std::string>& folders);
+
 // Simulates each configuration's kernel spec on `gpu` with `threads` workers. With
 // `at_measured_clock`, each runs at the SM clock its measurement recorded (extra.sm_clock_mhz):
 // the card sets its own clock under load and clocks may not be locked here, so, as Accel-Sim

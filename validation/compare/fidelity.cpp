@@ -76,6 +76,27 @@ double recommendation_regret(const std::vector<double>& predicted, const std::ve
   return best > 0 ? measured[pick] / best - 1.0 : 0.0;
 }
 
+double nearest_rank_quantile(std::vector<double> values, double q) {
+  if (values.empty()) return 0.0;
+  std::sort(values.begin(), values.end());
+  const auto rank = static_cast<size_t>(std::ceil(q * static_cast<double>(values.size())));
+  return values[std::clamp<size_t>(rank, 1, values.size()) - 1];
+}
+
+std::vector<double> order_pair_errors(const std::vector<double>& predicted, const std::vector<double>& measured) {
+  std::vector<double> errors;
+  if (predicted.size() != measured.size()) return errors;
+  for (size_t i = 0; i < predicted.size(); ++i)
+    for (size_t j = i + 1; j < predicted.size(); ++j) {
+      if (predicted[i] <= 0 || predicted[j] <= 0 || measured[i] <= 0 || measured[j] <= 0) continue;
+      const double log_error = std::log(predicted[i] / predicted[j]) - std::log(measured[i] / measured[j]);
+      errors.push_back(std::expm1(std::abs(log_error)));
+    }
+  return errors;
+}
+
+double SplitScore::order_pair_error_p90() const { return nearest_rank_quantile(order_pair_errors, 0.9); }
+
 double SplitScore::mean_regret() const {
   if (regret_by_shape.empty()) return 0.0;
   double sum = 0;
@@ -126,6 +147,8 @@ SplitScore score(const std::vector<ConfigurationError>& rows, bool held_back, co
   for (const auto& [shape, t] : times_by_shape) {
     if (static_cast<int>(t.first.size()) >= bars.spearman_min_orders) s.spearman_by_shape[shape] = spearman(t.first, t.second);
     if (t.first.size() >= 2) s.regret_by_shape[shape] = recommendation_regret(t.first, t.second);
+    const auto pairs = order_pair_errors(t.first, t.second);
+    s.order_pair_errors.insert(s.order_pair_errors.end(), pairs.begin(), pairs.end());
   }
   return s;
 }
@@ -136,6 +159,9 @@ std::vector<std::string> missed_bars(const SplitScore& s, const FidelityBars& ba
   if (s.with_counters > 0 && s.dram_read_mape > bars.dram_read_mape) missed.push_back("DRAM read MAPE");
   if (s.with_counters > 0 && s.l2_hit_mae_points > bars.l2_hit_mae_points) missed.push_back("L2 hit rate MAE");
   if (s.min_spearman() < bars.spearman_min) missed.push_back("Spearman of orders");
+  if (std::abs(s.time_bias) > bars.time_bias_abs) missed.push_back("time bias");
+  if (s.mean_regret() > bars.mean_regret) missed.push_back("mean regret");
+  if (s.max_regret() > bars.max_regret) missed.push_back("worst regret");
   return missed;
 }
 

@@ -35,6 +35,10 @@ struct FidelityBars {
   double l2_hit_mae_points = 5.0;
   double spearman_min = 0.9;
   int spearman_min_orders = 4;
+  // Issue 16's bars on what a user acts on; not judged unless set (the defaults cannot be missed).
+  double time_bias_abs = 1e9; // |mean signed time error|
+  double mean_regret = 1e9;   // the recommended order's regret, mean over shapes
+  double max_regret = 1e9;    // and on the worst shape
 };
 
 struct SplitScore {
@@ -47,10 +51,24 @@ struct SplitScore {
   // first runs than the measured best (0 when the model picks the best). What a user who follows
   // the recommendation loses.
   std::map<std::string, double> regret_by_shape;
+  // Per pair of orders of one shape: how far the model's time ratio of the two is from the measured
+  // one, exp(|ln(p_i / p_j) - ln(m_i / m_j)|) - 1. The bias of a shape cancels in the ratio; what is
+  // left is the error of the model's comparison of two orders, which whatif's close call rests on.
+  std::vector<double> order_pair_errors;
   double min_spearman() const;
   double mean_regret() const;
   double max_regret() const;
+  // The 90th percentile of order_pair_errors (0 when there are none): two orders whose predicted
+  // times are closer than this are too close to call.
+  double order_pair_error_p90() const;
 };
+
+// The q-quantile of `values` by nearest rank (the smallest value with at least a fraction q of the
+// values at or below it); 0 for an empty list. q in (0, 1].
+double nearest_rank_quantile(std::vector<double> values, double q);
+
+// exp(|ln(predicted_i / predicted_j) - ln(measured_i / measured_j)|) - 1 for every pair i < j.
+std::vector<double> order_pair_errors(const std::vector<double>& predicted, const std::vector<double>& measured);
 
 // The measured slowdown of the order with the least predicted time against the measured best:
 // measured[argmin predicted] / min measured - 1. 0 for an empty list.
