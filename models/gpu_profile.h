@@ -6,7 +6,6 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include <map>
 #include <string>
 #include <vector>
 
@@ -36,9 +35,6 @@ struct SmProfile {
   // and block scales, and the shared-memory bytes per cycle the tensor core reads its operands at.
   int tensor_memory_bytes = 0;
   double mma_operand_bytes_per_cycle = 0;
-  // Hopper (optional, 0: not modelled): the bytes per cycle an SM's shared memory serves, reads and
-  // writes together; wgmma operand reads, TMA box writes and the epilogue's staging share it.
-  double shared_memory_bytes_per_cycle = 0;
 };
 
 struct TensorRates { // dense FLOPs per SM cycle; 0 where the architecture lacks the type
@@ -94,18 +90,9 @@ struct LaunchProfile {
 
 // The kernels' software tile scheduler (tilesim::tile_at, called twice per work item): a cost per
 // call and per loop trip, the trips counted by tile_at_trips.
-struct TileSchedulerCost {
-  double cycles_per_call = 0;
-  double cycles_per_loop_trip = 0;
-};
 struct TileSchedulerProfile {
   double cycles_per_call = 0;
   double cycles_per_loop_trip = 0;
-  // Optional: the cost of one order's walk, by the order's name without its group ("grouped_m");
-  // its loops cost differently per trip (a hilbert step ~110 cycles, an interleaved one ~16).
-  std::map<std::string, TileSchedulerCost> by_order;
-  // The order's own cost where the profile has one, else the pair above.
-  TileSchedulerCost cost_of(const std::string& order_name) const;
 };
 
 // bf16 values per SM cycle that the mixed-input kernel's weight conversions reach (kernels/

@@ -67,10 +67,6 @@ public:
   // Whether the kernel's software tile scheduler (tile_at, the profile's tile_scheduler costs) finds
   // each work item; an element-wise kernel's item is its blockIdx and costs nothing to find.
   virtual bool calls_tile_scheduler() const { return true; }
-  // Whether the consumer warps also run the tile scheduler, before each tile's first MMA, rather
-  // than take the tile from the producer: a persistent CTA then pays a lookup between one tile's
-  // epilogue and the next tile's MMA, where the producer's own lookup runs ahead of it.
-  virtual bool consumer_calls_tile_scheduler() const { return false; }
   virtual CtaResources resources() const = 0;
   virtual bool uses_tma() const = 0;
 };

@@ -21,8 +21,7 @@ constexpr std::string_view kSmKeys[] = {"count", "clock_mhz", "max_ctas", "max_w
                                         "max_registers_per_thread", "shared_memory_bytes",
                                         "max_shared_memory_per_cta_bytes", "warp_schedulers", "fp32_lanes",
                                         "int32_lanes", "dispatch_order", "cluster_dispatch_order", "gpc",
-                                        "tensor_memory_bytes", "mma_operand_bytes_per_cycle",
-                                        "shared_memory_bytes_per_cycle"};
+                                        "tensor_memory_bytes", "mma_operand_bytes_per_cycle"};
 constexpr std::string_view kTensorKeys[] = {"bf16", "fp16", "tf32", "fp8", "int8", "mxfp8", "mxfp4"};
 constexpr std::string_view kL2Keys[] = {"size_bytes", "line_bytes", "sector_bytes", "ways", "partitions", "slices",
                                         "hit_latency_cycles", "far_hit_extra_latency_cycles", "bandwidth_bytes_per_s",
@@ -32,9 +31,7 @@ constexpr std::string_view kDramKeys[] = {"size_bytes", "bandwidth_bytes_per_s",
 constexpr std::string_view kTmaKeys[] = {"issue_cycles_per_box", "max_inflight_boxes", "latency_cycles"};
 constexpr std::string_view kLaunchKeys[] = {"cta_launch_cycles", "cta_launch_cycles_without_shared_memory",
                                             "kernel_start_drain_ns", "kernel_launch_overhead_us"};
-constexpr std::string_view kTileSchedulerKeys[] = {"cycles_per_call", "cycles_per_loop_trip", "by_order"};
-constexpr std::string_view kOrderNames[] = {"row_major", "column_major", "grouped_m", "grouped_n", "serpentine",
-                                            "morton",    "hilbert",      "expert_major", "interleaved"};
+constexpr std::string_view kTileSchedulerKeys[] = {"cycles_per_call", "cycles_per_loop_trip"};
 constexpr std::string_view kDequantKeys[] = {"prmt", "cvt"};
 constexpr std::string_view kBlockCycleKeys[] = {"tile_m", "prmt", "cvt", "prmt_group_scales", "cvt_group_scales"};
 constexpr std::string_view kPowerKeys[] = {"max_limit_w", "clock_independent_w"};
@@ -82,28 +79,6 @@ std::vector<int> sourced_list(const JsonFields& f, const char* key, int count, i
   return values;
 }
 
-// tile_scheduler.by_order: {"value": {"hilbert": [cycles per call, cycles per loop trip], ...},
-// "source": "..."}, the orders named as in launch_order_names.cpp without their group.
-std::map<std::string, TileSchedulerCost> scheduler_costs_by_order(const JsonFields& scheduler) {
-  const JsonFields field = section(scheduler, "by_order", kSourcedKeys);
-  if (field.string("source").empty()) field.fail("source", "is empty", "say where the numbers come from");
-  const JsonFields orders = section(field, "value", kOrderNames);
-  std::map<std::string, TileSchedulerCost> costs;
-  for (const std::string_view name : kOrderNames) {
-    const std::string key(name);
-    if (!orders.has(key.c_str())) continue;
-    const auto& pair = orders.array(key.c_str());
-    const auto number = [&](size_t i, double max) {
-      if (pair.size() != 2 || !pair[i].is_number() || pair[i].get<double>() < 0 || pair[i].get<double>() > max)
-        orders.fail(key.c_str(), "is not [cycles per call, cycles per loop trip]",
-                    "give two numbers, 0..1e7 and 0..1e5, as the microbenchmark fits them");
-      return pair[i].get<double>();
-    };
-    costs[key] = {number(0, 1e7), number(1, 1e5)};
-  }
-  return costs;
-}
-
 // "mixed_input_k_block_cycles": {"value": {"tile_m": [...], "prmt": [...], ...}, "source": ...}:
 // one number per tile_m in each list.
 MixedInputBlockCycles mixed_input_block_cycles(const JsonFields& profile) {
@@ -141,11 +116,6 @@ double MixedInputBlockCycles::of(int m, bool cvt_conversion, bool group_scales) 
   const std::vector<double>& row =
       group_scales ? (cvt_conversion ? cvt_group_scales : prmt_group_scales) : (cvt_conversion ? cvt : prmt);
   return row[static_cast<size_t>(found - tile_m.begin())];
-}
-
-TileSchedulerCost TileSchedulerProfile::cost_of(const std::string& order_name) const {
-  const auto found = by_order.find(order_name.substr(0, order_name.find(':')));
-  return found != by_order.end() ? found->second : TileSchedulerCost{cycles_per_call, cycles_per_loop_trip};
 }
 
 double GpuProfile::tensor_flops_per_cycle(Dtype a, Dtype b) const {
@@ -222,8 +192,6 @@ GpuProfile parse_gpu_profile(const nlohmann::json& j, const std::string& path) {
   if (sm.has("tensor_memory_bytes")) p.sm.tensor_memory_bytes = sourced_int(sm, "tensor_memory_bytes", 1024, 1 << 24);
   if (sm.has("mma_operand_bytes_per_cycle"))
     p.sm.mma_operand_bytes_per_cycle = sourced(sm, "mma_operand_bytes_per_cycle", 1, 1e5);
-  if (sm.has("shared_memory_bytes_per_cycle"))
-    p.sm.shared_memory_bytes_per_cycle = sourced(sm, "shared_memory_bytes_per_cycle", 1, 1e5);
 
   const JsonFields t = section(f, "tensor_flops_per_cycle_per_sm", kTensorKeys);
   constexpr double kMaxRate = 1 << 20;
@@ -294,7 +262,6 @@ GpuProfile parse_gpu_profile(const nlohmann::json& j, const std::string& path) {
   const JsonFields scheduler = section(f, "tile_scheduler", kTileSchedulerKeys);
   p.tile_scheduler.cycles_per_call = sourced(scheduler, "cycles_per_call", 0, 1e7);
   p.tile_scheduler.cycles_per_loop_trip = sourced(scheduler, "cycles_per_loop_trip", 0, 1e5);
-  if (scheduler.has("by_order")) p.tile_scheduler.by_order = scheduler_costs_by_order(scheduler);
   if (f.has("dequant_values_per_cycle_per_sm")) {
     const JsonFields d = section(f, "dequant_values_per_cycle_per_sm", kDequantKeys);
     p.dequant = {sourced(d, "prmt", 1e-3, 1e4), sourced(d, "cvt", 1e-3, 1e4)};
