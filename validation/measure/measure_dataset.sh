@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
-# Measures every spec of validation/data/h100/specs/ with tilesim-measure on the GPU machine and
-# writes one result per configuration (same file name) into an output folder.
+# Measures every spec of a specs folder (default validation/data/h100/specs/) with tilesim-measure
+# on the GPU machine and writes one result per configuration (same file name) into an output folder.
 #
-#   validation/measure/measure_dataset.sh BINARY OUT_DIR [MAX_SECONDS] [FILTER] [TRACE]
+#   validation/measure/measure_dataset.sh BINARY OUT_DIR [MAX_SECONDS] [FILTER] [TRACE] [SPECS_DIR]
 #
 # BINARY: tilesim-measure; OUT_DIR: where the results go (validation/data/h100/measured/ holds the
 # checked-in copy); MAX_SECONDS (default 480): stop starting new configurations after this long, so
 # a lease is never overrun; FILTER: a grep -E pattern over config ids (default: all); TRACE: the ids
 # that also record the per-tile trace (default: every order of the persistent 128x256 dense 8192,
-# E=8 and Zipf-routed shapes; a trace is ~270 KB of JSON, so not every configuration carries one).
+# E=8 and Zipf-routed shapes; a trace is ~270 KB of JSON, so not every configuration carries one);
+# SPECS_DIR: the specs to measure (validation/data/h100/specs_new_shapes/ holds issue 16's shapes).
 # Order of work: the persistent 128x256 set first, then non-persistent, then the 128x128 sets, so a
 # cut-short run still covers every shape and order once. Each result's provenance holds its command.
 set -u -o pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-specs="$(cd "$here/../data/h100/specs" && pwd)"
-usage="usage: measure_dataset.sh BINARY OUT_DIR [MAX_SECONDS] [FILTER] [TRACE]"
+usage="usage: measure_dataset.sh BINARY OUT_DIR [MAX_SECONDS] [FILTER] [TRACE] [SPECS_DIR]"
+specs="$(cd "${6:-$here/../data/h100/specs}" && pwd)" || { echo "$usage: SPECS_DIR ${6:-} is not a folder"; exit 2; }
 bin="${1:?$usage}"
 out="${2:?$usage}"
 max_seconds="${3:-480}"
