@@ -9,7 +9,8 @@
 // miss there are looked up in the home partition over the fabric, and only misses there go to
 // DRAM. Lines read from both sides occupy space in both halves. The lab's pointer chase sees the
 // step this implies: ~285 cycles up to ~20 MB, ~409 cycles from 28 MB (models/gpus/h100_sxm.json).
-// Stores go to the home partition, the point of coherence, and write through to DRAM.
+// Stores go to the home partition, the point of coherence, and stay there dirty until evicted
+// (write-back): DRAM sees them on eviction, or after the kernel for what is left.
 //
 // L2 promotion: TMA loads whose tensor map asks for CU_TENSOR_MAP_L2_PROMOTION_L2_256B (the
 // kernels' maps do) fill the whole aligned 256-byte block on a miss, so the block's other line is
@@ -65,7 +66,7 @@ struct MemoryTotals {
   long long write_sectors = 0;         // store lookups at the SM's partition and again at a home across; all hit
   long long coalesced_read_sectors = 0; // reads served by the request coalescer, without a lookup (sim/request_coalescer.h)
   ByteCount dram_read_bytes = 0;
-  ByteCount dram_write_bytes = 0;
+  ByteCount dram_write_bytes = 0; // dirty sectors written back during the kernel
   // All L2 tag lookups, and those that hit: lts__t_sector_hit_rate. A store never misses: it
   // writes whole sectors, so nothing is fetched (the breakdown's copy: 100.7 M of 100.7 M hit).
   long long lookup_sectors() const {
@@ -108,6 +109,7 @@ private:
     long long dram_sectors = 0;
     long long promoted_dram_sectors = 0; // fetched by promotion, for lines the box did not ask for
     Cycle hit_ready = 0; // when the fills the box's hits wait for land
+    long long writeback_sectors = 0; // dirty sectors the box's lookups evicted
   };
 
   // The box's lines, each with its sets and home; for a read by an SM of `partition`, their sets
@@ -124,6 +126,7 @@ private:
   }
   BoxOutcome read_lines(int partition, RequestCoalescer& coalescer, bool promote);
   BoxOutcome write_lines(int partition);
+  void write_back(Cycle issue, long long sectors);
 
   std::vector<SectoredCache> partitions_;
   std::uint64_t partition_reciprocal_; // 2^64 / partitions, rounded up

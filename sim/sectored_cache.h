@@ -1,7 +1,8 @@
 // A set-associative, sectored cache with LRU replacement: the L2 model. Lines are allocated on
 // any access; a read fetches only the sectors it lacks (NVIDIA L2s fill at sector granularity:
-// "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking", Jia et al. 2018, sec. 3),
-// and eviction is silent: stores write through (sim/memory_system.h), so no line is ever dirty.
+// "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking", Jia et al. 2018, sec. 3).
+// A write allocates its sectors dirty without fetching anything (stores write whole sectors); the
+// access that evicts a line reports its dirty sectors, which the caller writes back to DRAM.
 // A line is allocated when it is looked up but its data lands later: each line keeps the cycle
 // its last fill arrives (set by the caller once it knows), and a hit on it is served no earlier.
 #pragma once
@@ -30,6 +31,7 @@ struct LookupOutcome {
   int hit_sectors = 0;
   int miss_sectors = 0; // sectors the cache had to fetch; their fill time is set_fill_ready's to record
   std::uint32_t hit_ready = 0; // when the hit sectors' fill lands (0: long since)
+  int evicted_dirty_sectors = 0; // dirty sectors of the line this access evicted, to be written back
 };
 
 class SectoredCache {
@@ -37,35 +39,12 @@ public:
   explicit SectoredCache(const CacheGeometry& geometry);
 
   // Looks the sectors up, allocating the line (LRU victim) and its missing sectors.
-  LookupOutcome read(LineAddress line, SectorMask sectors) { return read_in_set(set_of(line), line, sectors); }
-  // The same, for a caller that already knows the line's set (set_of(line)); inline, as the
-  // simulator's hottest call.
-  LookupOutcome read_in_set(std::int64_t set, LineAddress line, SectorMask sectors) {
-    Set& s = sets_data_[static_cast<std::size_t>(set)];
-    Ranks& ranks = ranks_[static_cast<std::size_t>(set)];
-    const auto tag = static_cast<std::uint32_t>(line);
-    LookupOutcome out;
-    const int slot = find(s, tag);
-    if (slot < ways_) {
-      const std::uint32_t state = s.state[slot];
-      const auto missing = static_cast<SectorMask>(sectors & ~state & kValidBits);
-      out.missed = missing;
-      out.miss_sectors = sectors_in(missing);
-      out.hit_sectors = sectors_in(sectors) - out.miss_sectors;
-      out.hit_ready = state >> kFillShift;
-      s.state[slot] = state | (sectors & kValidBits);
-      touch(ranks, slot);
-      return out;
-    }
-    // Miss: the least recently used slot goes, an empty one while the set has any.
-    const int v = victim(ranks);
-    s.tags[v] = tag;
-    s.state[v] = sectors & kValidBits;
-    touch(ranks, v);
-    out.missed = sectors;
-    out.miss_sectors = sectors_in(sectors);
-    return out;
-  }
+  LookupOutcome read(LineAddress line, SectorMask sectors) { return access(set_of(line), line, sectors, false); }
+  // Stores the sectors: allocates the line like a read, marks them valid and dirty; fetches nothing.
+  LookupOutcome write(LineAddress line, SectorMask sectors) { return access(set_of(line), line, sectors, true); }
+  // The same, for a caller that already knows the line's set (set_of(line)).
+  LookupOutcome read_in_set(std::int64_t set, LineAddress line, SectorMask sectors) { return access(set, line, sectors, false); }
+  LookupOutcome write_in_set(std::int64_t set, LineAddress line, SectorMask sectors) { return access(set, line, sectors, true); }
   // Records that the fill of `line`'s sectors fetched by its last read lands at `cycle`; the
   // line's fill time never moves back. Nothing happens when the line has been evicted since.
   void set_fill_ready(LineAddress line, Cycle cycle) { set_fill_ready_in_set(set_of(line), line, cycle); }
@@ -93,7 +72,7 @@ public:
   }
 
   // Cycles a fill time can reach: later ones are held there (a hit then no longer waits for them).
-  static constexpr std::uint32_t kLatestFill = (1u << 28) - 1;
+  static constexpr std::uint32_t kLatestFill = (1u << 24) - 1;
   // Sectors in a mask of at most 4 bits (the portable x86-64 baseline has no popcount
   // instruction): nibble m of the constant is m's count, so no table is read.
   static int sectors_in(SectorMask m) { return static_cast<int>((0x4332322132212110ull >> ((m & 0xF) * 4)) & 0xF); }
@@ -101,15 +80,17 @@ public:
 private:
   // Tags keep the low 32 bits of the line address: lines 2^32 apart (512 GiB) never meet in one
   // kernel. A set is two host cache lines, the tags and beside each its state, the valid sectors
-  // (low 4 bits) and the cycle its last fill lands (high 28 bits; 0: long since; 2^28 cycles is
-  // over 130 ms of kernel time at 2 GHz); a line stays in its slot while it is cached. LRU order is
+  // (low 4 bits), the dirty ones (next 4 bits) and the cycle its last fill lands (high 24 bits; 0:
+  // long since; 2^24 cycles is over 8 ms of kernel time at 2 GHz, past which a hit no longer waits
+  // for a pending fill); a line stays in its slot while it is cached. LRU order is
   // kept apart, as each slot's rank (0: most recently used), 16 bytes a set: a hit makes its
   // slot's rank 0 and ages the ranks below it by one, a miss takes the slot ranked last, which is
   // an empty one while the set has any (empty slots rank behind the used ones), else the least
   // recently used line. Slots past the ways rank kUnused and are never chosen.
   static constexpr int kSlots = 16;
   static constexpr std::uint32_t kEmpty = 0xFFFFFFFFu;
-  static constexpr int kFillShift = 4;
+  static constexpr int kDirtyShift = 4;
+  static constexpr int kFillShift = 8;
   static constexpr std::uint8_t kUnused = 0x7F;
   struct alignas(64) Set {
     std::uint32_t tags[kSlots];
@@ -119,6 +100,38 @@ private:
     std::uint8_t rank[kSlots];
   };
   static constexpr std::uint32_t kValidBits = 0xF;
+  static constexpr std::uint32_t kLowBits = 0xFF; // valid and dirty sectors
+  // Looks the sectors up, allocating the line on a miss; `dirty` marks them dirty. Inline, as the
+  // simulator's hottest call.
+  LookupOutcome access(std::int64_t set, LineAddress line, SectorMask sectors, bool dirty) {
+    Set& s = sets_data_[static_cast<std::size_t>(set)];
+    Ranks& ranks = ranks_[static_cast<std::size_t>(set)];
+    const auto tag = static_cast<std::uint32_t>(line);
+    const std::uint32_t marks = (sectors & kValidBits) | (dirty ? (sectors & kValidBits) << kDirtyShift : 0u);
+    LookupOutcome out;
+    const int slot = find(s, tag);
+    if (slot < ways_) {
+      const std::uint32_t state = s.state[slot];
+      const auto missing = static_cast<SectorMask>(sectors & ~state & kValidBits);
+      out.missed = missing;
+      out.miss_sectors = sectors_in(missing);
+      out.hit_sectors = sectors_in(sectors) - out.miss_sectors;
+      out.hit_ready = state >> kFillShift;
+      s.state[slot] = state | marks;
+      touch(ranks, slot);
+      return out;
+    }
+    // Miss: the least recently used slot goes, an empty one while the set has any; its dirty
+    // sectors are written back.
+    const int v = victim(ranks);
+    if (s.tags[v] != kEmpty) out.evicted_dirty_sectors = sectors_in(static_cast<SectorMask>(s.state[v] >> kDirtyShift));
+    s.tags[v] = tag;
+    s.state[v] = marks;
+    touch(ranks, v);
+    out.missed = sectors;
+    out.miss_sectors = sectors_in(sectors);
+    return out;
+  }
   // The slot holding `tag`, or kSlots.
   static int find(const Set& set, std::uint32_t tag) {
 #if defined(__SSE2__)

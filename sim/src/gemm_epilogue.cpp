@@ -6,13 +6,14 @@ namespace tilesim {
 namespace {
 
 // Issue slots per element, counted from kernels/grouped_gemm/grouped_gemm_kernel.cuh's epilogue
-// (epilogue_bias, epilogue_value) and kernels/common/activations.cuh: the bias, one bf16x2 load and
-// unpack per two elements (1), its add (1); ReLU one max (1); GELU six FP32 multiplies and adds
-// plus one tanh.approx on the MUFU unit, which retires 16 results per SM cycle against 128 for
-// FP32 (CUDA C++ Programming Guide, arithmetic instruction throughput, cc 9.0): 8 slots' worth.
-constexpr double kBiasInstructions = 2.0;
+// (epilogue_bias, epilogue_value) and kernels/common/activations.cuh: the bias, one shared-memory
+// load per two elements (0.5) and two unpacking instructions per two (1), its add (1); ReLU one
+// max (1); GELU five FP32 multiplies and FMAs plus one tanh.approx on the MUFU unit, which retires
+// 16 results per SM cycle against 128 for FP32 (CUDA C++ Programming Guide, arithmetic
+// instruction throughput, cc 9.0): 8 slots' worth.
+constexpr double kBiasInstructions = 2.5;
 constexpr double kReluInstructions = 1.0;
-constexpr double kGeluInstructions = 6.0 + 8.0;
+constexpr double kGeluInstructions = 5.0 + 8.0;
 
 } // namespace
 

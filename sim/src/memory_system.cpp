@@ -97,6 +97,7 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, RequestCoalesce
   // Counts kept in locals and added to the totals once (see gather_lines on aliasing).
   long long l2_sectors = 0, coalesced_sectors = 0, far_sectors = 0, dram_sectors = 0, promoted_dram_sectors = 0;
   long long sm_read = 0, near_hits = 0, fabric_read = 0, far_hits = 0, fabric_promotion = 0, fabric_promotion_hits = 0;
+  long long writeback_sectors = 0; // dirty sectors the box's lookups evicted
   Cycle coalesced_ready = 0;
   // A hit on a pending line lands when the fill does, plus the trip over the fabric for one
   // homed across (microbench/l2_pending_hit.json: 128 ns behind the leader, a follower of the other
@@ -122,6 +123,7 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, RequestCoalesce
     const auto sectors = static_cast<SectorMask>(req.sectors);
     const LookupOutcome o = near.read_in_set(req.set, req.line, sectors);
     if (o.hit_sectors > 0) near_ready = std::max(near_ready, o.hit_ready);
+    writeback_sectors += o.evicted_dirty_sectors;
     sm_read += o.hit_sectors + o.miss_sectors;
     near_hits += o.hit_sectors;
     l2_sectors += o.hit_sectors;
@@ -134,6 +136,7 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, RequestCoalesce
         const std::int64_t buddy_set = near.set_of(buddy);
         const LookupOutcome b = near.read_in_set(buddy_set, buddy, full);
         if (b.miss_sectors > 0) *fill++ = {&near, buddy, buddy_set};
+        writeback_sectors += b.evicted_dirty_sectors;
         sm_read += line_sectors;
         near_hits += b.hit_sectors;
         promoted_dram_sectors += b.miss_sectors;
@@ -144,6 +147,7 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, RequestCoalesce
     const LookupOutcome far = home.read_in_set(req.set, req.line, o.missed);
     if (far.hit_sectors > 0) far_ready = std::max(far_ready, far.hit_ready);
     if (far.miss_sectors > 0) *fill++ = {&home, req.line, req.set};
+    writeback_sectors += far.evicted_dirty_sectors;
     fabric_read += o.miss_sectors;
     far_hits += far.hit_sectors;
     l2_sectors += far.hit_sectors;
@@ -153,6 +157,7 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, RequestCoalesce
       const std::int64_t buddy_set = home.set_of(buddy);
       const LookupOutcome b = home.read_in_set(buddy_set, buddy, full);
       if (b.miss_sectors > 0) *fill++ = {&home, buddy, buddy_set};
+      writeback_sectors += b.evicted_dirty_sectors;
       fabric_promotion += line_sectors;
       fabric_promotion_hits += b.hit_sectors;
       promoted_dram_sectors += b.miss_sectors;
@@ -173,6 +178,7 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, RequestCoalesce
   out.far_sectors = far_sectors;
   out.dram_sectors = dram_sectors;
   out.promoted_dram_sectors = promoted_dram_sectors;
+  out.writeback_sectors = writeback_sectors;
   out.hit_ready = near_ready;
   if (far_ready > 0) out.hit_ready = std::max(out.hit_ready, far_ready + (far_latency_ - near_latency_));
   return out;
@@ -182,14 +188,17 @@ MemorySystem::BoxOutcome MemorySystem::write_lines(int partition) {
   BoxOutcome out;
   for (std::size_t i = 0; i < line_count_; ++i) {
     const LineRequest& req = lines_[i];
-    // Write-through: the home partition's copy is updated (allocated clean) and the bytes go on
-    // to DRAM. The H100 dataset shows it: DRAM writes equal the output's size in every
-    // configuration, also where the output fits in L2 (validation/NOTES.md).
+    // Write-back: the home partition's copy is allocated dirty and reaches DRAM when it is
+    // evicted; what is still dirty when the kernel ends is written after it. The H100 element-wise
+    // data shows it: an add over 4 M fp32 elements (a 16 MB output) writes 2.7 MB to DRAM inside
+    // the kernel, one over 16 M (67 MB) 47 MB, and from 64 M elements up 16-19 MB of each output
+    // is missing from the kernel's DRAM writes (validation/data/h100/elementwise/measured/).
     const int home = static_cast<int>(req.home);
-    const LookupOutcome o = partitions_[home].read_in_set(req.set, req.line, req.sectors);
+    const LookupOutcome o = partitions_[home].write_in_set(req.set, req.line, static_cast<SectorMask>(req.sectors));
     const int sectors = o.hit_sectors + o.miss_sectors;
     totals_.write_sectors += home == partition ? sectors : 2 * sectors;
     out.l2_sectors += sectors;
+    out.writeback_sectors += o.evicted_dirty_sectors;
   }
   return out;
 }
@@ -203,6 +212,7 @@ Cycle MemorySystem::read_box(Cycle issue, int sm, const Box& box, SectorCount& o
   totals_.coalesced_read_sectors += o.coalesced_sectors;
   const ByteCount dram_bytes = (o.dram_sectors + o.promoted_dram_sectors) << sector_shift_;
   totals_.dram_read_bytes += dram_bytes;
+  write_back(issue, o.writeback_sectors);
 
   Cycle done = std::max({issue + near_latency_, o.coalesced_ready, o.hit_ready});
   const ByteCount looked_up_bytes = (o.l2_sectors - o.coalesced_sectors + o.dram_sectors) << sector_shift_;
@@ -220,10 +230,16 @@ Cycle MemorySystem::read_box(Cycle issue, int sm, const Box& box, SectorCount& o
 Cycle MemorySystem::write_box(Cycle issue, int sm, const Box& box) {
   gather_lines(box, -1);
   const BoxOutcome o = write_lines(partition_of_sm_[sm]);
-  const ByteCount bytes = o.l2_sectors << sector_shift_;
+  write_back(issue, o.writeback_sectors);
+  return l2_bandwidth_.serve(issue, o.l2_sectors << sector_shift_) + far_latency_;
+}
+
+// Evicted dirty sectors take DRAM bandwidth when they leave; nothing waits for them.
+void MemorySystem::write_back(Cycle issue, long long sectors) {
+  if (sectors == 0) return;
+  const ByteCount bytes = sectors << sector_shift_;
   totals_.dram_write_bytes += bytes;
   dram_.serve(issue, bytes);
-  return l2_bandwidth_.serve(issue, bytes) + far_latency_;
 }
 
 } // namespace tilesim

@@ -36,7 +36,7 @@ void SectoredCache::set_fill_ready_in_set(std::int64_t set_index, LineAddress li
   // Rounded up, so a hit never sees data early; held at the latest cycle the state can hold.
   const auto c = static_cast<std::uint32_t>(std::min(cycle + 1.0, static_cast<double>(kLatestFill)));
   std::uint32_t& state = set.state[slot];
-  if (c > state >> kFillShift) state = c << kFillShift | (state & kValidBits);
+  if (c > state >> kFillShift) state = c << kFillShift | (state & kLowBits);
 }
 
 bool SectoredCache::contains(LineAddress line, SectorMask sectors) const {

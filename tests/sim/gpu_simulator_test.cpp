@@ -39,7 +39,9 @@ TEST_CASE("a GEMM whose operands fit in L2 reads each operand byte from DRAM abo
   const KernelResult r = simulate(h100, s, {.record_tiles = false, .progress = {}});
   const double operand_bytes = 2.0 * 2048 * 2048 * 2;
   CHECK(r.dram_read_bytes == Approx(operand_bytes).epsilon(0.02));
-  CHECK(r.dram_write_bytes == 2048LL * 2048 * 2); // C written through once
+  // C (8 MiB) stays in L2 beside A and B (the three, with the lines read across partitions held
+  // twice, are about 32 MiB of the 50): written back after the kernel, not during it.
+  CHECK(r.dram_write_bytes < 2048LL * 2048 * 2 / 20);
   // Each of the 256 tiles reads 2 x 128 x 2048 x 2 bytes through L2, looked up or merged by the
   // request coalescer; the 256-byte promotion of a miss adds the block's other line, at most once
   // per block and partition.

@@ -123,18 +123,29 @@ TEST_CASE("pending fills: the H100 probe of a second SM reading a box in flight"
   CHECK(launches >= 20);
 }
 
-TEST_CASE("stores write through to DRAM and leave a clean copy in L2") {
-  MemorySystem mem(small_gpu());
+TEST_CASE("stores stay dirty in L2 and reach DRAM when evicted (write-back)") {
+  MemorySystem mem(small_gpu()); // 512 lines of L2, DRAM 64 bytes per cycle
   SectorCount c;
   mem.write_box(0, 0, {0, 128, 128, 16});
-  CHECK(mem.totals().dram_write_bytes == 16 * 128);
+  CHECK(mem.totals().dram_write_bytes == 0); // nothing leaves the L2 yet
+  CHECK(mem.dram().served_bytes() == 0);
   CHECK(mem.totals().write_sectors == 64);
   CHECK(mem.totals().hit_sectors() == 64); // stores fetch nothing: every store lookup hits
-  // Reading the stored lines back hits; evicting them writes nothing more.
+  // Reading the stored lines back hits and writes nothing.
   mem.read_box(100, 0, {0, 128, 128, 16}, c);
   CHECK(c.hits == 64);
+  CHECK(mem.totals().dram_write_bytes == 0);
+  // Streaming 4096 other lines (8x the L2) through evicts all 16, once each: 2 KB written back,
+  // on the DRAM server beside the 512 KB read.
   mem.read_box(200, 0, {1 << 20, 128, 128, 4096}, c);
   CHECK(mem.totals().dram_write_bytes == 16 * 128);
+  CHECK(mem.dram().served_bytes() == 4096 * 128 + 16 * 128);
+  // A store box larger than the L2 pushes its own earlier lines out: 1024 lines stored, at most
+  // 512 still in L2, the rest written back during the kernel.
+  MemorySystem big(small_gpu());
+  big.write_box(0, 0, {0, 128, 128, 1024});
+  CHECK(big.totals().dram_write_bytes >= 512 * 128);
+  CHECK(big.totals().dram_write_bytes < 1024 * 128);
 }
 
 TEST_CASE("two L2 partitions: a line read from both sides is cached in both, fetched from DRAM once") {

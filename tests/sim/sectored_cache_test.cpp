@@ -95,6 +95,39 @@ TEST_CASE("sectored cache: LRU order follows every hit, and a fill time is dropp
   CHECK(cache.read(line[2], 0b0001).hit_ready == 0); // allocated anew: no fill pending
 }
 
+TEST_CASE("sectored cache: a write allocates dirty sectors without fetching; their eviction reports them") {
+  SectoredCache cache({4 * 2 * 128, 128, 32, 2}); // 4 sets of 2 ways
+  const auto set = lines_in_one_set(cache, 4);
+  SECTION("a write to an absent line allocates its sectors and evicts nothing dirty") {
+    const auto o = cache.write(set[0], 0b0011);
+    CHECK(o.miss_sectors == 2); // allocated, not fetched: the caller counts stores as hits
+    CHECK(o.evicted_dirty_sectors == 0);
+    CHECK(cache.contains(set[0], 0b0011));
+    CHECK(cache.read(set[0], 0b0011).hit_sectors == 2); // written data is read back from L2
+  }
+  SECTION("evicting a written line reports its dirty sectors, a read-only line none") {
+    cache.write(set[0], 0b0111);
+    cache.read(set[1], 0b1111);
+    CHECK(cache.read(set[2], 0b1111).evicted_dirty_sectors == 3); // set[0] was least recently used
+    CHECK(cache.read(set[3], 0b1111).evicted_dirty_sectors == 0); // set[1] was only read
+  }
+  SECTION("reading a dirty line keeps it dirty; sectors written twice count once") {
+    cache.write(set[0], 0b0001);
+    cache.read(set[0], 0b1110); // fetches the other three, clean
+    cache.write(set[0], 0b0011);
+    cache.read(set[1], 0b1111);
+    CHECK(cache.write(set[2], 0b1111).evicted_dirty_sectors == 2);
+  }
+  SECTION("a fill time recorded on a dirty line keeps its dirty sectors") {
+    cache.write(set[0], 0b1000);
+    cache.read(set[0], 0b0001);
+    cache.set_fill_ready(set[0], 700.0);
+    CHECK(cache.read(set[0], 0b0001).hit_ready == 701);
+    cache.read(set[1], 0b1111);
+    CHECK(cache.read(set[2], 0b1111).evicted_dirty_sectors == 1);
+  }
+}
+
 TEST_CASE("sectored cache: LRU over every way of a 16-way set, and over 3 ways") {
   for (const int ways : {16, 3}) {
     SECTION(std::to_string(ways) + " ways") {
