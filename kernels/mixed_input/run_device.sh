@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # One device-machine session for the mixed-input GEMM (H100): SASS of the kernels, the full GPU
-# check, compute-sanitizer on the quick check, the conversion issue-rate and K-block microbenchmarks,
-# the benchmark against cuBLAS bf16 and our bf16 grouped GEMM, and the measured dataset.
+# check, compute-sanitizer on the quick check and on one bench shape, the conversion issue-rate
+# and K-block microbenchmarks, the benchmark against cuBLAS bf16 and our bf16 grouped GEMM, and
+# the measured dataset.
 #
 #   kernels/mixed_input/run_device.sh BIN_DIR OUT_DIR [DATASET_SECONDS] [SPEC_GLOB]
 #
 # BIN_DIR holds mixed_input_check, mixed_input_bench, mixed_input_block_rate, dequant_issue_rate
-# and tilesim-measure. OUT_DIR gets: run.log, sass.txt.gz, sanitizer.log, dequant_issue_rate.json,
-# mixed_input_block_rate.json, bench_mixed_input.json and measured.tgz (one result per spec of
-# validation/data/h100/mixed_input/specs/ matching SPEC_GLOB, default all, the same file names).
+# and tilesim-measure. OUT_DIR gets: run.log, sass.txt.gz, sanitizer.log, bench_sanitizer.log,
+# dequant_issue_rate.json, mixed_input_block_rate.json, bench_mixed_input.json and measured.tgz
+# (one result per spec of validation/data/h100/mixed_input/specs/ matching SPEC_GLOB, default all,
+# the same file names).
 # The bench and the dataset run only when the check passes: timings of a wrong kernel are worth
 # nothing.
 set -u -o pipefail
@@ -30,6 +32,10 @@ driver="$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
   timeout 180 compute-sanitizer --tool memcheck "$bin/mixed_input_check" --quick >"$out/sanitizer.log" 2>&1
   echo "sanitizer exit $?; $(grep -c 'ERROR SUMMARY: 0 errors' "$out/sanitizer.log") clean summary line(s)"
   tail -n 2 "$out/sanitizer.log"
+  echo "== compute-sanitizer memcheck, mixed_input_bench --only decode_m1 (its lead kernel) ($(date -u +%H:%M:%S))"
+  timeout 120 compute-sanitizer --tool memcheck "$bin/mixed_input_bench" --only decode_m1 --reps 2 \
+    --out /tmp/bench_sanitized.json >"$out/bench_sanitizer.log" 2>&1
+  echo "sanitizer exit $?; $(grep -c 'ERROR SUMMARY: 0 errors' "$out/bench_sanitizer.log") clean summary line(s)"
   echo "== dequant_issue_rate"
   "$bin/dequant_issue_rate" | tee "$out/dequant_issue_rate.json"
   echo "== mixed_input_block_rate ($(date -u +%H:%M:%S))"
