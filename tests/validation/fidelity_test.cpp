@@ -4,6 +4,22 @@
 
 using namespace tilesim;
 
+namespace {
+
+// A held-back configuration of `shape` with times only (a published figure's kind of row).
+ConfigurationError row(const char* shape, double predicted, double measured) {
+  ConfigurationError e;
+  e.shape = shape;
+  e.held_back = true;
+  e.has_counters = false;
+  e.predicted_time_ms = predicted;
+  e.measured_time_ms = measured;
+  e.time_error = (predicted - measured) / measured;
+  return e;
+}
+
+} // namespace
+
 TEST_CASE("recommendation_regret: measured slowdown of the order predicted fastest") {
   SECTION("the model picks the measured best: no regret") {
     CHECK(recommendation_regret({1.0, 2.0, 3.0}, {10.0, 11.0, 12.0}) == 0.0);
@@ -19,16 +35,6 @@ TEST_CASE("recommendation_regret: measured slowdown of the order predicted faste
 }
 
 TEST_CASE("score: bias and regret per shape") {
-  auto row = [](const char* shape, double predicted, double measured) {
-    ConfigurationError e;
-    e.shape = shape;
-    e.held_back = true;
-    e.has_counters = false;
-    e.predicted_time_ms = predicted;
-    e.measured_time_ms = measured;
-    e.time_error = (predicted - measured) / measured;
-    return e;
-  };
   // Shape a: fast by 10% and 20%, picks the slower order (measured 1.25 vs 1.0): regret 25%.
   // Shape b has one order (slow by 10%): nothing to choose, so no regret entry.
   const std::vector<ConfigurationError> rows{row("a", 0.9, 1.0), row("a", 0.8, 1.25), row("b", 2.2, 2.0)};
@@ -71,16 +77,6 @@ TEST_CASE("nearest_rank_quantile") {
 }
 
 TEST_CASE("score: order pairs per shape, never across shapes") {
-  auto row = [](const char* shape, double predicted, double measured) {
-    ConfigurationError e;
-    e.shape = shape;
-    e.held_back = true;
-    e.has_counters = false;
-    e.predicted_time_ms = predicted;
-    e.measured_time_ms = measured;
-    e.time_error = (predicted - measured) / measured;
-    return e;
-  };
   // Shape a: orders measured 1.0 and 1.1, predicted alike (error 10%); shape b: two orders whose
   // ratio is right (0); shape c has one order. Pairs: a's and b's, never a with b.
   const std::vector<ConfigurationError> rows{row("a", 1.0, 1.0), row("a", 1.0, 1.1), row("b", 5.0, 2.0),
