@@ -106,6 +106,16 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, RequestCoalesce
   std::uint32_t near_ready = 0, far_ready = 0;
   std::uint32_t* looked_up = looked_up_.data();
   Fill* fill = fills_.data();
+  // The missed line's 256-byte block partner, looked up (and fetched if absent) in `cache` with it.
+  const auto promote_buddy = [&](SectoredCache& cache, LineAddress buddy, long long& lookups, long long& hits) {
+    const std::int64_t buddy_set = cache.set_of(buddy);
+    const LookupOutcome b = cache.read_in_set(buddy_set, buddy, full);
+    if (b.miss_sectors > 0) *fill++ = {&cache, buddy, buddy_set};
+    writeback_sectors += b.evicted_dirty_sectors;
+    lookups += line_sectors;
+    hits += b.hit_sectors;
+    promoted_dram_sectors += b.miss_sectors;
+  };
   const bool coalescing = coalescer.enabled();
   for (std::size_t i = 0; i < count; ++i) {
     const LineRequest req = lines[i];
@@ -132,15 +142,7 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, RequestCoalesce
     const LineAddress buddy = req.line ^ 1;
     if (static_cast<int>(req.home) == partition) {
       dram_sectors += o.miss_sectors;
-      if (promote) {
-        const std::int64_t buddy_set = near.set_of(buddy);
-        const LookupOutcome b = near.read_in_set(buddy_set, buddy, full);
-        if (b.miss_sectors > 0) *fill++ = {&near, buddy, buddy_set};
-        writeback_sectors += b.evicted_dirty_sectors;
-        sm_read += line_sectors;
-        near_hits += b.hit_sectors;
-        promoted_dram_sectors += b.miss_sectors;
-      }
+      if (promote) promote_buddy(near, buddy, sm_read, near_hits);
       continue;
     }
     SectoredCache& home = partitions_[req.home];
@@ -153,15 +155,7 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, RequestCoalesce
     l2_sectors += far.hit_sectors;
     far_sectors += far.hit_sectors;
     dram_sectors += far.miss_sectors;
-    if (promote && far.miss_sectors > 0) {
-      const std::int64_t buddy_set = home.set_of(buddy);
-      const LookupOutcome b = home.read_in_set(buddy_set, buddy, full);
-      if (b.miss_sectors > 0) *fill++ = {&home, buddy, buddy_set};
-      writeback_sectors += b.evicted_dirty_sectors;
-      fabric_promotion += line_sectors;
-      fabric_promotion_hits += b.hit_sectors;
-      promoted_dram_sectors += b.miss_sectors;
-    }
+    if (promote && far.miss_sectors > 0) promote_buddy(home, buddy, fabric_promotion, fabric_promotion_hits);
   }
   looked_up_count_ = static_cast<std::size_t>(looked_up - looked_up_.data());
   fill_count_ = static_cast<std::size_t>(fill - fills_.data());

@@ -1,23 +1,14 @@
 #include "sim/request_coalescer.h"
 
+#include "tests/sim/lines_in_one_set.h"
+
 #include <catch2/catch.hpp>
 
 #include <vector>
 
 using namespace tilesim;
 
-namespace {
-
-// Lines that map to one set, found by probing the hash.
-std::vector<LineAddress> lines_in_one_set(const RequestCoalescer &coalescer, int n) {
-  std::vector<LineAddress> lines;
-  const auto target = coalescer.set_of(0);
-  for (LineAddress l = 0; static_cast<int>(lines.size()) < n; ++l)
-    if (coalescer.set_of(l) == target) lines.push_back(l);
-  return lines;
-}
-
-} // namespace
+using testing::lines_in_one_set;
 
 TEST_CASE("request coalescer: a held request takes reads of its sectors in, up to its limit") {
   RequestCoalescer coalescer(8, 4, 2); // 2 sets of 4 entries, 2 merges a request

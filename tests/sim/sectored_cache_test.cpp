@@ -1,21 +1,12 @@
 #include "sim/sectored_cache.h"
 
+#include "tests/sim/lines_in_one_set.h"
+
 #include <catch2/catch.hpp>
 
 using namespace tilesim;
 
-namespace {
-
-// Lines that map to one set, found by probing the hash.
-std::vector<LineAddress> lines_in_one_set(const SectoredCache& cache, int n) {
-  std::vector<LineAddress> lines;
-  const auto target = cache.set_of(0);
-  for (LineAddress l = 0; static_cast<int>(lines.size()) < n; ++l)
-    if (cache.set_of(l) == target) lines.push_back(l);
-  return lines;
-}
-
-} // namespace
+using testing::lines_in_one_set;
 
 TEST_CASE("sectored cache: hits, sector misses, LRU eviction") {
   // 4 sets of 2 ways, 128-byte lines of four 32-byte sectors.
