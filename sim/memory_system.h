@@ -151,6 +151,7 @@ private:
     SectoredCache* partition;
     LineAddress line;
     std::int64_t set;
+    int slot; // the line's slot at its lookup
   };
   std::vector<Fill> fills_; // scratch: the box's lookups that fetch sectors (at most four a line)
   std::size_t fill_count_ = 0;

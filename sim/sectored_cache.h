@@ -32,6 +32,7 @@ struct LookupOutcome {
   int miss_sectors = 0; // sectors the cache had to fetch; their fill time is set_fill_ready's to record
   std::uint32_t hit_ready = 0; // when the hit sectors' fill lands (0: long since)
   int evicted_dirty_sectors = 0; // dirty sectors of the line this access evicted, to be written back
+  int slot = 0; // where the line now sits in its set: set_fill_ready's hint
 };
 
 class SectoredCache {
@@ -48,7 +49,18 @@ public:
   // Records that the fill of `line`'s sectors fetched by its last read lands at `cycle`; the
   // line's fill time never moves back. Nothing happens when the line has been evicted since.
   void set_fill_ready(LineAddress line, Cycle cycle) { set_fill_ready_in_set(set_of(line), line, cycle); }
-  void set_fill_ready_in_set(std::int64_t set, LineAddress line, Cycle cycle);
+  // The same in a known set; `slot_hint` is the line's slot at its lookup (LookupOutcome::slot),
+  // searched for only when another line has taken it since.
+  void set_fill_ready_in_set(std::int64_t set, LineAddress line, Cycle cycle, int slot_hint = -1) {
+    Set& s = sets_data_[static_cast<std::size_t>(set)];
+    const auto tag = static_cast<std::uint32_t>(line);
+    const int slot = slot_hint >= 0 && tag != kEmpty && s.tags[slot_hint] == tag ? slot_hint : find(s, tag);
+    if (slot >= ways_ || slot >= kSlots) return; // (ways_ <= kSlots: the second test is for the compiler)
+    // Rounded up, so a hit never sees data early; held at the latest cycle the state can hold.
+    const auto c = static_cast<std::uint32_t>(std::min(cycle + 1.0, static_cast<double>(kLatestFill)));
+    std::uint32_t& state = s.state[slot];
+    if (c > state >> kFillShift) state = c << kFillShift | (state & kLowBits);
+  }
 
   // Which set a line maps to. The hardware's hash is undocumented; a multiplicative hash spreads
   // lines evenly so that strided tiles see no artificial conflicts (reduced to the set count by a
@@ -119,6 +131,7 @@ private:
       out.hit_ready = state >> kFillShift;
       s.state[slot] = state | marks;
       touch(ranks, slot);
+      out.slot = slot;
       return out;
     }
     // Miss: the least recently used slot goes, an empty one while the set has any; its dirty
@@ -128,6 +141,7 @@ private:
     s.tags[v] = tag;
     s.state[v] = marks;
     touch(ranks, v);
+    out.slot = v;
     out.missed = sectors;
     out.miss_sectors = sectors_in(sectors);
     return out;

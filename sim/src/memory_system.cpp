@@ -110,7 +110,7 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, RequestCoalesce
   const auto promote_buddy = [&](SectoredCache& cache, LineAddress buddy, long long& lookups, long long& hits) {
     const std::int64_t buddy_set = cache.set_of(buddy);
     const LookupOutcome b = cache.read_in_set(buddy_set, buddy, full);
-    if (b.miss_sectors > 0) *fill++ = {&cache, buddy, buddy_set};
+    if (b.miss_sectors > 0) *fill++ = {&cache, buddy, buddy_set, b.slot};
     writeback_sectors += b.evicted_dirty_sectors;
     lookups += line_sectors;
     hits += b.hit_sectors;
@@ -138,7 +138,7 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, RequestCoalesce
     near_hits += o.hit_sectors;
     l2_sectors += o.hit_sectors;
     if (o.miss_sectors == 0) continue;
-    *fill++ = {&near, req.line, req.set};
+    *fill++ = {&near, req.line, req.set, o.slot};
     const LineAddress buddy = req.line ^ 1;
     if (static_cast<int>(req.home) == partition) {
       dram_sectors += o.miss_sectors;
@@ -148,7 +148,7 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, RequestCoalesce
     SectoredCache& home = partitions_[req.home];
     const LookupOutcome far = home.read_in_set(req.set, req.line, o.missed);
     if (far.hit_sectors > 0) far_ready = std::max(far_ready, far.hit_ready);
-    if (far.miss_sectors > 0) *fill++ = {&home, req.line, req.set};
+    if (far.miss_sectors > 0) *fill++ = {&home, req.line, req.set, far.slot};
     writeback_sectors += far.evicted_dirty_sectors;
     fabric_read += o.miss_sectors;
     far_hits += far.hit_sectors;
@@ -213,7 +213,8 @@ Cycle MemorySystem::read_box(Cycle issue, int sm, const Box& box, SectorCount& o
   if (looked_up_bytes > 0)
     done = std::max(done, l2_bandwidth_.serve(issue, looked_up_bytes) + (o.far_sectors > 0 ? far_latency_ : near_latency_));
   if (dram_bytes > 0) done = std::max(done, dram_.serve(issue, dram_bytes) + dram_latency_);
-  for (std::size_t i = 0; i < fill_count_; ++i) fills_[i].partition->set_fill_ready_in_set(fills_[i].set, fills_[i].line, done);
+  for (std::size_t i = 0; i < fill_count_; ++i)
+    fills_[i].partition->set_fill_ready_in_set(fills_[i].set, fills_[i].line, done, fills_[i].slot);
   for (std::size_t i = 0; i < looked_up_count_; ++i) {
     const LineRequest& req = lines_[looked_up_[i]];
     coalescer.insert_in_set(req.coalescer_set, req.line, req.sectors, done);

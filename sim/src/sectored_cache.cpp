@@ -29,16 +29,6 @@ SectoredCache::SectoredCache(const CacheGeometry& g)
   ranks_.assign(static_cast<std::size_t>(sets_), fresh);
 }
 
-void SectoredCache::set_fill_ready_in_set(std::int64_t set_index, LineAddress line, Cycle cycle) {
-  Set& set = sets_data_[static_cast<std::size_t>(set_index)];
-  const int slot = find(set, static_cast<std::uint32_t>(line));
-  if (slot >= ways_) return;
-  // Rounded up, so a hit never sees data early; held at the latest cycle the state can hold.
-  const auto c = static_cast<std::uint32_t>(std::min(cycle + 1.0, static_cast<double>(kLatestFill)));
-  std::uint32_t& state = set.state[slot];
-  if (c > state >> kFillShift) state = c << kFillShift | (state & kLowBits);
-}
-
 bool SectoredCache::contains(LineAddress line, SectorMask sectors) const {
   const Set& set = sets_data_[static_cast<std::size_t>(set_of(line))];
   const int slot = find(set, static_cast<std::uint32_t>(line));
