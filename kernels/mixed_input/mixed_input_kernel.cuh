@@ -25,6 +25,7 @@
 
 #include <cstdint>
 
+#include "kernels/common/fragment_source.cuh"
 #include "kernels/common/ptx_wrappers.cuh"
 #include "kernels/common/ring_cursor.cuh"
 #include "kernels/common/tile_trace.h"
@@ -148,27 +149,6 @@ template <class Shape> __device__ __forceinline__ void producer_loop(const Param
     }
   }
 }
-
-// Where a thread's weight bytes sit in a W stage. Thread (warp, lane) holds A-fragment rows
-// r = 16 warp + lane / 4 and r + 8 and, in each k16 step kk, K columns 16 kk + 8 h + 2 (lane % 4)
-// and + 1 (h = 0, 1): two bytes of the 32-bit word 4 kk + 2 h + (lane % 4) / 2 of the row, in its
-// 16-byte unit kk. TMA's swizzle stores unit u of row r at u ^ ((r / 2) % 4) for 64-byte rows and
-// u ^ (r % 8) for 128-byte rows, which spreads the warp's 16 distinct words over 16 banks. Rows r
-// and r + 8 share the swizzle phase: 8 rows further on.
-template <int BlockK> struct FragmentSource {
-  static constexpr int k_steps = BlockK / 16;
-  static constexpr uint32_t row8_bytes = 8 * BlockK;
-  uint32_t offset[k_steps][2]; // byte offset of the word for (kk, h), row r, inside a W stage
-  uint32_t byte;               // 0 or 2: the pair's first byte inside the word
-  __device__ FragmentSource(int row, int lane) : byte(2 * (lane & 1)) {
-    const int phase = BlockK == 64 ? (row >> 1) & 3 : row & 7;
-#pragma unroll
-    for (int kk = 0; kk < k_steps; ++kk)
-#pragma unroll
-      for (int h = 0; h < 2; ++h)
-        offset[kk][h] = row * BlockK + ((kk ^ phase) << 4) + ((2 * h + ((lane & 3) >> 1)) << 2);
-  }
-};
 
 // The channel constants a thread needs for its two rows.
 struct ChannelQuant {

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The MXFP8 grouped GEMM (scheme (a), kernels/mxfp8/) against our bf16 grouped GEMM and
-torch._scaled_mm FP8 with per-tensor scales, and the MXFP8 layer (quantise X + GEMM) against the
+"""The MXFP8 grouped GEMM in both schemes (kernels/mxfp8/: (a) promote, (b) dequantize) against our
+bf16 grouped GEMM and torch._scaled_mm FP8 with per-tensor scales, and the MXFP8 layer (quantise X + GEMM) against the
 bf16 GEMM, on the issue's shapes.
 
 Inputs per shape: X [total_tokens, k] and W [experts, n, k] bf16, uniform [-1, 1) times a power of
@@ -8,13 +8,14 @@ two per row of X (2^-4..2^4, so block scales differ); both quantised by our roww
 (round-up rule, E4M3): X's blocks along its rows, W's along k. Candidates, timed interleaved run by
 run (the H100's clock drifts with temperature; blocks of runs would favour whichever ran first),
 CUDA events around each call from an idle GPU, `--warmup` untimed rounds, medians of `--reps`:
-  mxfp8: ours, the best of a few ring depths and orders in a separate selection round first;
+  promote, dequantize: ours, each the best of a few ring depths and orders in a separate selection
+        round first (dequantize runs 3 stages only: its bf16 copies of W take the rest of shared memory);
   bf16: our grouped GEMM (kernels/grouped_gemm, the configuration its own benchmark chose per shape,
         validation/data/h100/bench_grouped_gemm.json) on the unquantised bf16 X and W;
   scaled_mm: torch._scaled_mm of X and one expert's W as E4M3 with per-tensor scales, the
         dense-equivalent problem (same FLOPs): the unscaled FP8 ceiling, cuBLAS;
-  layer: our rowwise quantiser on X, then our MXFP8 GEMM (W quantised beforehand, as inference or
-        a cached weight would be), against bf16.
+  layer: our rowwise quantiser on X, then our MXFP8 GEMM in the scheme the selection round found
+        faster (W quantised beforehand, as inference or a cached weight would be), against bf16.
 Accuracy (before timing): ours against the fp32 product of the dequantised operands (TF32 off), and
 against the fp32 product of the unquantised bf16 operands (what quantisation costs), as relative
 Frobenius errors. Writes --out (JSON).
@@ -35,7 +36,9 @@ SHAPES = [  # name, tokens per expert, n, k, our bf16 configuration (tile_n, sta
     ("moe_e128x128", [128] * 128, 2048, 7168, (256, 4, "serpentine", False)),
     ("decode_e64x16", [16] * 64, 2048, 7168, (256, 4, "serpentine", False)),
 ]
-MXFP8_CANDIDATES = [(5, "grouped_m:8", True), (4, "grouped_m:4", True), (5, "serpentine", False)]
+SCHEMES = {"promote": 0, "dequantize": 1}
+MXFP8_CANDIDATES = {"promote": [(5, "grouped_m:8", True), (4, "grouped_m:4", True), (5, "serpentine", False)],
+                    "dequantize": [(3, "grouped_m:8", True), (3, "grouped_m:4", True), (3, "serpentine", False)]}
 
 
 class Handle:
@@ -129,57 +132,63 @@ def shape_record(name, tokens, n, k, bf16_cfg, libs, reps, warmup):
     w = (torch.rand(experts, n, k, device="cuda") * 2 - 1).to(torch.bfloat16)
     xq, xs, quantize_x = quantize(mx_lib, x, sms)
     wq, ws, _ = quantize(mx_lib, w.view(experts * n, k), sms)
-    y_mx = torch.full((total, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    y_mx = {scheme: torch.full((total, n), float("nan"), device="cuda", dtype=torch.bfloat16) for scheme in SCHEMES}
     y_bf = torch.empty(total, n, device="cuda", dtype=torch.bfloat16)
     tok = (ctypes.c_int * experts)(*tokens)
 
-    def mxfp8(stages, order, persistent):
+    def mxfp8(scheme, stages, order, persistent):
         return Handle(mx_lib, "tilesim_mxfp8_gemm",
-                      [experts, tok, n, k, stages, int(persistent), order.encode(), ptr(xq), ptr(xs), ptr(wq), ptr(ws),
-                       ptr(y_mx), sms])
+                      [experts, tok, n, k, stages, int(persistent), order.encode(), SCHEMES[scheme], ptr(xq), ptr(xs),
+                       ptr(wq), ptr(ws), ptr(y_mx[scheme]), sms])
 
     tile_n, stages, order, persistent = bf16_cfg
     bf16 = Handle(gg_lib, "tilesim_grouped_gemm",
                   [experts, tok, n, k, tile_n, stages, int(persistent), order.encode(), ptr(x), ptr(w), ptr(y_bf), sms])
-    candidates = {f"s{s}/{o}/{'persistent' if p else 'grid'}": mxfp8(s, o, p) for s, o, p in MXFP8_CANDIDATES}
+    candidates = {f"{scheme}/s{s}/{o}/{'persistent' if p else 'grid'}": mxfp8(scheme, s, o, p)
+                  for scheme, configs in MXFP8_CANDIDATES.items() for s, o, p in configs}
     selection = interleaved_medians(candidates, max(5, reps // 3), warmup)
-    best = min(selection, key=selection.get)
-    ours = candidates[best]
+    best = {scheme: min((c for c in selection if c.startswith(scheme + "/")), key=selection.get) for scheme in SCHEMES}
+    ours = {scheme: candidates[best[scheme]] for scheme in SCHEMES}
+    faster = min(SCHEMES, key=lambda scheme: selection[best[scheme]])
 
     # Accuracy first, on this run's outputs.
-    ours()
-    bf16()
+    for run in list(ours.values()) + [bf16]:
+        run()
     torch.cuda.synchronize()
     ref_dequantised = grouped_fp32(dequantize(xq, xs), dequantize(wq, ws).view(experts, n, k), bounds)
     ref_bf16 = grouped_fp32(x.float(), w.float(), bounds)
-    accuracy = {"mxfp8_vs_fp32_of_dequantised_rel": float(f"{rel(y_mx, ref_dequantised):.3e}"),
-                "mxfp8_vs_fp32_of_bf16_inputs_rel": float(f"{rel(y_mx, ref_bf16):.3e}"),
-                "bf16_vs_fp32_of_bf16_inputs_rel": float(f"{rel(y_bf, ref_bf16):.3e}"),
-                "mxfp8_nan_outputs": int(torch.isnan(y_mx).sum().item())}
+    accuracy = {"bf16_vs_fp32_of_bf16_inputs_rel": float(f"{rel(y_bf, ref_bf16):.3e}")}
+    for scheme, y in y_mx.items():
+        accuracy[f"{scheme}_vs_fp32_of_dequantised_rel"] = float(f"{rel(y, ref_dequantised):.3e}")
+        accuracy[f"{scheme}_vs_fp32_of_bf16_inputs_rel"] = float(f"{rel(y, ref_bf16):.3e}")
+        accuracy[f"{scheme}_nan_outputs"] = int(torch.isnan(y).sum().item())
     del ref_dequantised, ref_bf16
 
     one = torch.ones((), device="cuda", dtype=torch.float32)
     x8 = x.to(torch.float8_e4m3fn)
     w8 = w[0].to(torch.float8_e4m3fn)
-    fns = {"mxfp8": ours, "bf16": bf16,
+    fns = {"promote": ours["promote"], "dequantize": ours["dequantize"], "bf16": bf16,
            "scaled_mm": lambda: torch._scaled_mm(x8, w8.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16),
-           "layer_mxfp8": lambda: (quantize_x(), ours()), "quantize_x": quantize_x}
+           "layer_mxfp8": lambda: (quantize_x(), ours[faster]()), "quantize_x": quantize_x}
     med = interleaved_medians(fns, reps, warmup)
     for h in list(candidates.values()) + [bf16]:
         h.close()
-    return {
-        "shape": name, "experts": experts, "tokens_per_expert": tokens[0], "n": n, "k": k,
-        "mxfp8_tflops": tflops(med["mxfp8"]), "mxfp8_median_ms": round(med["mxfp8"], 4), "mxfp8_config": best,
+    record = {"shape": name, "experts": experts, "tokens_per_expert": tokens[0], "n": n, "k": k}
+    for scheme in SCHEMES:
+        record.update({f"{scheme}_tflops": tflops(med[scheme]), f"{scheme}_median_ms": round(med[scheme], 4),
+                       f"{scheme}_config": best[scheme], f"{scheme}_vs_bf16": round(med["bf16"] / med[scheme], 3)})
+    winner = min(SCHEMES, key=med.get)
+    record.update({
+        "measured_winner": winner, "winner_vs_bf16": round(med["bf16"] / med[winner], 3),
         "bf16_tflops": tflops(med["bf16"]), "bf16_median_ms": round(med["bf16"], 4),
         "bf16_config": f"128x{tile_n}x64/s{stages}/{order}/{'persistent' if persistent else 'grid'}",
-        "mxfp8_vs_bf16": round(med["bf16"] / med["mxfp8"], 3),
         "scaled_mm_per_tensor_tflops": tflops(med["scaled_mm"]), "scaled_mm_median_ms": round(med["scaled_mm"], 4),
-        "layer_mxfp8_ms": round(med["layer_mxfp8"], 4), "quantize_x_ms": round(med["quantize_x"], 4),
-        "layer_vs_bf16": round(med["bf16"] / med["layer_mxfp8"], 3),
-        "scheme_b": "not built",
+        "layer_scheme": faster, "layer_mxfp8_ms": round(med["layer_mxfp8"], 4),
+        "quantize_x_ms": round(med["quantize_x"], 4), "layer_vs_bf16": round(med["bf16"] / med["layer_mxfp8"], 3),
         "selection_round_tflops": {c: tflops(v) for c, v in selection.items()},
         "accuracy": accuracy,
-    }
+    })
+    return record
 
 
 def main():
@@ -199,16 +208,18 @@ def main():
         ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
     wanted = set(filter(None, args.shapes.split(",")))
     records = []
-    print(f"{'shape':20} {'mxfp8':>7} {'bf16':>7} {'ratio':>6} {'scaled_mm':>9} {'layer/bf16':>10}  config | err deq, err bf16")
+    print(f"{'shape':20} {'promote':>7} {'dequant':>7} {'bf16':>7} {'best/bf16':>9} {'scaled_mm':>9} {'layer/bf16':>10}"
+          f" | err vs dequantised (a, b), vs bf16 inputs (a, b)")
     for name, tokens, n, k, cfg in SHAPES:
         if wanted and name not in wanted:
             continue
         r = shape_record(name, tokens, n, k, cfg, (mx_lib, gg_lib), args.reps, args.warmup)
         records.append(r)
         a = r["accuracy"]
-        print(f"{name:20} {r['mxfp8_tflops']:7.1f} {r['bf16_tflops']:7.1f} {r['mxfp8_vs_bf16']:6.3f} "
-              f"{r['scaled_mm_per_tensor_tflops']:9.1f} {r['layer_vs_bf16']:10.3f}  {r['mxfp8_config']} | "
-              f"{a['mxfp8_vs_fp32_of_dequantised_rel']}, {a['mxfp8_vs_fp32_of_bf16_inputs_rel']}", flush=True)
+        print(f"{name:20} {r['promote_tflops']:7.1f} {r['dequantize_tflops']:7.1f} {r['bf16_tflops']:7.1f} "
+              f"{r['winner_vs_bf16']:9.3f} {r['scaled_mm_per_tensor_tflops']:9.1f} {r['layer_vs_bf16']:10.3f} | "
+              f"{a['promote_vs_fp32_of_dequantised_rel']}, {a['dequantize_vs_fp32_of_dequantised_rel']}, "
+              f"{a['promote_vs_fp32_of_bf16_inputs_rel']}, {a['dequantize_vs_fp32_of_bf16_inputs_rel']}", flush=True)
         torch.cuda.empty_cache()
     props = torch.cuda.get_device_properties(0)
     driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], capture_output=True,

@@ -36,8 +36,9 @@ int tilesim_mxfp8_quantize(const void *x, void *elements, void *scales, long lon
 
 extern "C" {
 
+// scheme: 0 promote, 1 dequantize.
 void *tilesim_mxfp8_gemm_create(int experts, const int *tokens, int n, int k, int stages, int persistent,
-                                const char *order, const void *x, const void *x_scales, const void *w,
+                                const char *order, int scheme, const void *x, const void *x_scales, const void *w,
                                 const void *w_scales, void *y, int sm_count, char *error, int error_len) {
   try {
     tilesim::kernels::Mxfp8GemmProblem p;
@@ -48,6 +49,8 @@ void *tilesim_mxfp8_gemm_create(int experts, const int *tokens, int n, int k, in
     p.stages = stages;
     p.persistent = persistent != 0;
     p.order = tilesim::parse_launch_order(order);
+    if (scheme < 0 || scheme > 1) throw tilesim::kernels::KernelError("scheme must be 0 (promote) or 1 (dequantize)");
+    p.scheme = static_cast<tilesim::kernels::Mxfp8GemmScheme>(scheme);
     return new tilesim::kernels::Mxfp8GroupedGemm(p, x, x_scales, w, w_scales, y, sm_count);
   } catch (const std::exception &e) {
     if (error && error_len > 0) std::snprintf(error, error_len, "%s", e.what());

@@ -7,7 +7,7 @@
 
 #include "kernels/common/expert_tiles.h"
 #include "kernels/common/tensor_maps.h"
-#include "kernels/mxfp8/mxfp8_gemm_kernel.cuh"
+#include "kernels/mxfp8/mxfp8_dequantize_kernel.cuh"
 
 namespace tilesim::kernels {
 namespace {
@@ -25,13 +25,25 @@ void require(bool ok, const std::string& message) {
 constexpr int kMinStages = 3;
 constexpr int kMaxStages = 5; // 5 x (32 KB operands + 2.8 KB scales) + 32 KB epilogue fit the 227 KB opt-in
 
-cudaLaunchConfig_t launch_config(int grid, int stages, cudaStream_t stream, cudaLaunchAttribute* cluster) {
-  static int enabled_bytes = 0; // raise the opt-in once, to the largest ring asked for
-  const int bytes = shared_bytes(stages);
-  if (bytes > enabled_bytes) {
-    check_cuda(cudaFuncSetAttribute(mxfp8_gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
+using KernelFunction = void (*)(TensorMaps, Params);
+
+KernelFunction kernel_of(Mxfp8GemmScheme scheme) {
+  return scheme == Mxfp8GemmScheme::dequantize ? mxfp8_gemm_kernel<DequantizeConsumers>
+                                               : mxfp8_gemm_kernel<PromoteConsumers>;
+}
+
+int scheme_shared_bytes(Mxfp8GemmScheme scheme, int stages) {
+  return scheme == Mxfp8GemmScheme::dequantize ? dequantize_shared_bytes(stages) : shared_bytes(stages);
+}
+
+cudaLaunchConfig_t launch_config(Mxfp8GemmScheme scheme, int grid, int stages, cudaStream_t stream,
+                                 cudaLaunchAttribute* cluster) {
+  static int enabled_bytes[2] = {0, 0}; // raise each kernel's opt-in once, to the largest ring asked for
+  const int bytes = scheme_shared_bytes(scheme, stages);
+  if (bytes > enabled_bytes[static_cast<int>(scheme)]) {
+    check_cuda(cudaFuncSetAttribute(kernel_of(scheme), cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
                "cudaFuncSetAttribute(mxfp8_gemm_kernel, MaxDynamicSharedMemorySize)");
-    enabled_bytes = bytes;
+    enabled_bytes[static_cast<int>(scheme)] = bytes;
   }
   cluster->id = cudaLaunchAttributeClusterDimension;
   cluster->val.clusterDim = {static_cast<unsigned>(kClusterSize), 1, 1};
@@ -45,14 +57,15 @@ cudaLaunchConfig_t launch_config(int grid, int stages, cudaStream_t stream, cuda
   return config;
 }
 
-int max_active_clusters(int stages) {
+int max_active_clusters(Mxfp8GemmScheme scheme, int stages) {
   cudaLaunchAttribute cluster{};
-  const cudaLaunchConfig_t config = launch_config(kClusterSize, stages, nullptr, &cluster);
+  const cudaLaunchConfig_t config = launch_config(scheme, kClusterSize, stages, nullptr, &cluster);
   int clusters = 0;
-  check_cuda(cudaOccupancyMaxActiveClusters(&clusters, mxfp8_gemm_kernel, &config),
+  check_cuda(cudaOccupancyMaxActiveClusters(&clusters, kernel_of(scheme), &config),
              "cudaOccupancyMaxActiveClusters(mxfp8_gemm_kernel)");
   if (clusters < 1)
-    throw KernelError("cudaOccupancyMaxActiveClusters: no cluster of 2 CTAs with " + std::to_string(shared_bytes(stages)) +
+    throw KernelError("cudaOccupancyMaxActiveClusters: no cluster of 2 CTAs with " +
+                      std::to_string(scheme_shared_bytes(scheme, stages)) +
                       " bytes of shared memory fits; use fewer stages");
   return clusters;
 }
@@ -61,11 +74,14 @@ bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 
 
 } // namespace
 
-std::string mxfp8_gemm_unsupported_reason(int tile_m, int tile_n, int tile_k, int stages) {
+std::string mxfp8_gemm_unsupported_reason(int tile_m, int tile_n, int tile_k, int stages, Mxfp8GemmScheme scheme) {
   if (tile_m != kBlockM) return "tile_m = " + std::to_string(tile_m) + " is not supported; use 128";
   // A 256-wide tile would need 128 accumulators and 128 temporaries per thread: more than 232 registers.
   if (tile_n != kBlockN) return "tile_n = " + std::to_string(tile_n) + " is not supported; use 128";
   if (tile_k != kBlockK) return "tile_k = " + std::to_string(tile_k) + " is not supported; use 128 (four MX blocks)";
+  if (scheme == Mxfp8GemmScheme::dequantize && stages != kDequantizeStages)
+    return "stages = " + std::to_string(stages) + " is not supported by the dequantize scheme; use " +
+           std::to_string(kDequantizeStages) + " (its two 32 KB bf16 copies of W share the 227 KB of shared memory)";
   if (stages < kMinStages || stages > kMaxStages)
     return "stages = " + std::to_string(stages) + " is not supported; use " + std::to_string(kMinStages) + ".." +
            std::to_string(kMaxStages) + " (shared memory holds at most that many)";
@@ -94,7 +110,9 @@ Mxfp8GroupedGemm::Mxfp8GroupedGemm(const Mxfp8GemmProblem& problem, const void* 
     : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   m.problem = problem;
-  const std::string reason = mxfp8_gemm_unsupported_reason(kBlockM, kBlockN, kBlockK, problem.stages);
+  require(problem.scheme == Mxfp8GemmScheme::promote || problem.scheme == Mxfp8GemmScheme::dequantize,
+          "scheme is not an Mxfp8GemmScheme");
+  const std::string reason = mxfp8_gemm_unsupported_reason(kBlockM, kBlockN, kBlockK, problem.stages, problem.scheme);
   require(reason.empty(), reason);
   require(mxfp8_gemm_k_reason(problem.k).empty(), mxfp8_gemm_k_reason(problem.k));
   require(problem.experts >= 1, "experts = " + std::to_string(problem.experts) + " must be >= 1");
@@ -113,7 +131,7 @@ Mxfp8GroupedGemm::Mxfp8GroupedGemm(const Mxfp8GemmProblem& problem, const void* 
   m.tiles = space.tiles;
   const int pairs = (m.tiles + kClusterSize - 1) / kClusterSize;
   m.grid = problem.persistent
-               ? kClusterSize * std::max(1, std::min({sm_count / kClusterSize, max_active_clusters(problem.stages), pairs}))
+               ? kClusterSize * std::max(1, std::min({sm_count / kClusterSize, max_active_clusters(problem.scheme, problem.stages), pairs}))
                : kClusterSize * pairs;
 
   if (m.total_tokens > 0) {
@@ -161,8 +179,9 @@ void Mxfp8GroupedGemm::run(cudaStream_t stream, TileTrace* trace) const {
   Params params = m.params;
   params.gemm.trace = trace;
   cudaLaunchAttribute cluster{};
-  const cudaLaunchConfig_t config = launch_config(m.grid, params.gemm.stages, stream, &cluster);
-  check_cuda(cudaLaunchKernelEx(&config, mxfp8_gemm_kernel, m.maps, params), "cudaLaunchKernelEx(mxfp8_gemm_kernel)");
+  const cudaLaunchConfig_t config = launch_config(m.problem.scheme, m.grid, params.gemm.stages, stream, &cluster);
+  check_cuda(cudaLaunchKernelEx(&config, kernel_of(m.problem.scheme), m.maps, params),
+             "cudaLaunchKernelEx(mxfp8_gemm_kernel)");
 }
 
 int Mxfp8GroupedGemm::tile_count() const { return impl_->tiles; }

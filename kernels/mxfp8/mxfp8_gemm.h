@@ -1,7 +1,8 @@
 // Block-scaled MXFP8 grouped GEMM for Hopper (sm_90a): Y_e = X_e * W_e^T for every expert e, with
 // FP8 E4M3 elements and one E8M0 scale per 32 consecutive K-elements (OCP MX v1.0), fp32
-// accumulation, bf16 out. Scheme (a) of kernels/mxfp8/NOTES.md: FP8 wgmma per MX block, scales
-// applied to each block's product on the CUDA cores.
+// accumulation, bf16 out, in either scheme of kernels/mxfp8/NOTES.md: (a) promote, FP8 wgmma per MX
+// block with the scales applied to each block's product on the CUDA cores; (b) dequantize, both
+// operands converted exactly to bf16 with their scales, then bf16 wgmma.
 //
 //   X [total_tokens, k] e4m3, X scales [total_tokens, k / 32] e8m0 (the rowwise quantiser's output)
 //   W [experts, n, k]   e4m3, W scales [experts * n, k / 32] e8m0 (W's rows quantised along k)
@@ -23,18 +24,22 @@
 
 namespace tilesim::kernels {
 
+enum class Mxfp8GemmScheme : int { promote = 0, dequantize = 1 };
+
 struct Mxfp8GemmProblem {
   int experts = 1;
   std::vector<int> tokens_per_expert; // size == experts
   int n = 0;                          // multiple of 8
   int k = 0;                          // multiple of 128: whole stages of four MX blocks
-  int stages = 4;                     // 3..5
+  int stages = 4;                     // promote 3..5, dequantize 3
+  Mxfp8GemmScheme scheme = Mxfp8GemmScheme::promote;
   bool persistent = true;
   LaunchOrder order{};
 };
 
 // Empty when the kernel runs this tile and ring depth, otherwise a message naming the field and the fix.
-std::string mxfp8_gemm_unsupported_reason(int tile_m, int tile_n, int tile_k, int stages);
+std::string mxfp8_gemm_unsupported_reason(int tile_m, int tile_n, int tile_k, int stages,
+                                          Mxfp8GemmScheme scheme = Mxfp8GemmScheme::promote);
 // Empty when the kernel takes this k, otherwise why not and what to use.
 std::string mxfp8_gemm_k_reason(int k);
 

@@ -1,5 +1,7 @@
-// mxfp8_gemm_check: the MXFP8 grouped GEMM against the CPU reference of the dequantised operands
-// (mxfp8_gemm_reference.h), every output element. Random E4M3 elements (every finite code), random
+// mxfp8_gemm_check: the MXFP8 grouped GEMM, both schemes (promote, dequantize), against the CPU
+// reference of the dequantised operands (mxfp8_gemm_reference.h), every output element; and the
+// dequantize scheme's conversion on the GPU, every element byte at every scale byte, bit for bit
+// against the OCP-spec reference (the CPU test runs the same code on the host). Random E4M3 elements (every finite code), random
 // E8M0 scales per 32-block (2^-8..2^8, or adversarial: 2^-40..2^40, whole blocks of zeros with the
 // 2^-127 scale the quantiser gives them, a NaN scale that must turn its row to NaN), ragged and
 // zero-token experts, M and N tails, several launch orders, persistent and one CTA per tile, every
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "kernels/common/check_kernels.cuh"
+#include "kernels/mxfp8/mxfp8_dequant.h"
 #include "kernels/mxfp8/mxfp8_gemm.h"
 #include "kernels/mxfp8/mxfp8_gemm_reference.h"
 #include "models/launch_order_names.h"
@@ -26,7 +29,7 @@ using tk::testing::check;
 
 namespace {
 
-enum class Scales { moderate, adversarial };
+enum class Scales { moderate, adversarial, unit_x, unit_w }; // unit_*: that operand all 1.0, every scale 2^0
 
 struct Case {
   const char* name;
@@ -37,6 +40,7 @@ struct Case {
   int stages;
   Scales scales;
   bool quick;
+  tk::Mxfp8GemmScheme scheme = tk::Mxfp8GemmScheme::promote;
 };
 
 struct Operands {
@@ -53,9 +57,9 @@ Operands make_operands(const Case& c, int total, std::mt19937_64& rng) {
   Operands o;
   o.x.resize(static_cast<std::size_t>(total) * c.k);
   o.w.resize(static_cast<std::size_t>(experts) * c.n * c.k);
-  for (auto& v : o.x) v = random_e4m3(rng);
-  for (auto& v : o.w) v = random_e4m3(rng);
-  const int spread = c.scales == Scales::moderate ? 8 : 40;
+  for (auto& v : o.x) v = c.scales == Scales::unit_x ? 0x38 : random_e4m3(rng); // E4M3 1.0
+  for (auto& v : o.w) v = c.scales == Scales::unit_w ? 0x38 : random_e4m3(rng);
+  const int spread = c.scales == Scales::adversarial ? 40 : c.scales == Scales::moderate ? 8 : 0;
   const auto scale = [&] { return static_cast<std::uint8_t>(127 - spread + static_cast<int>(rng() % (2 * spread + 1))); };
   o.x_scales.resize(static_cast<std::size_t>(total) * blocks);
   o.w_scales.resize(static_cast<std::size_t>(experts) * c.n * blocks);
@@ -104,6 +108,7 @@ bool run_case(const Case& c, int sm_count, std::mt19937_64& rng) {
   p.stages = c.stages;
   p.persistent = c.persistent;
   p.order = tilesim::parse_launch_order(c.order);
+  p.scheme = c.scheme;
   std::vector<std::uint16_t> got(y_count);
   try {
     tk::Mxfp8GroupedGemm gemm(p, x, xs, w, ws, y, sm_count);
@@ -143,12 +148,13 @@ bool run_case(const Case& c, int sm_count, std::mt19937_64& rng) {
 }
 
 // The refusals are KernelError naming the field, before anything touches the device buffers.
-bool refuses(int k, int stages, const char* expect) {
+bool refuses(int k, int stages, const char* expect, tk::Mxfp8GemmScheme scheme = tk::Mxfp8GemmScheme::promote) {
   tk::Mxfp8GemmProblem p;
   p.tokens_per_expert = {128};
   p.n = 128;
   p.k = k;
   p.stages = stages;
+  p.scheme = scheme;
   try {
     tk::Mxfp8GroupedGemm gemm(p, nullptr, nullptr, nullptr, nullptr, nullptr, 132);
   } catch (const tk::KernelError& e) {
@@ -170,9 +176,51 @@ bool reference_hand_worked() {
   return ok;
 }
 
+// Element byte 2t and 2t + 1 at scale byte blockIdx.x, through both byte positions of a word.
+__global__ void convert_every_byte(std::uint32_t* out) {
+  namespace md = tilesim::kernels::mxfp8_dequant;
+  const std::uint32_t lo = 2 * threadIdx.x, hi = lo + 1, word = lo | hi << 8 | lo << 16 | hi << 24;
+  const md::BlockScale s = md::block_scale(blockIdx.x);
+  out[2 * (blockIdx.x * 128 + threadIdx.x)] = md::convert_pair(word, 0, s);
+  out[2 * (blockIdx.x * 128 + threadIdx.x) + 1] = md::convert_pair(word, 2, s);
+}
+
+bool conversion_every_byte() {
+  std::uint32_t* d = nullptr;
+  check(cudaMalloc(&d, 256 * 256 * 4), "cudaMalloc(conversion)");
+  check(cudaMemset(d, 0xFF, 256 * 256 * 4), "cudaMemset(conversion poison)");
+  convert_every_byte<<<256, 128>>>(d);
+  check(cudaDeviceSynchronize(), "convert_every_byte");
+  std::vector<std::uint32_t> got(256 * 128 * 2);
+  check(cudaMemcpy(got.data(), d, got.size() * 4, cudaMemcpyDeviceToHost), "cudaMemcpy(conversion)");
+  cudaFree(d);
+  const auto is_nan = [](std::uint32_t b) { return (b & 0x7F80u) == 0x7F80u && (b & 0x7Fu) != 0; };
+  long long wrong = 0;
+  for (int scale = 0; scale < 256; ++scale)
+    for (int v = 0; v < 256; ++v) {
+      const std::uint16_t want = scale == ref::kScaleNaN
+                                     ? 0x7FFF
+                                     : ref::round_to_bf16(ref::decode_element(static_cast<std::uint8_t>(v),
+                                                                             tilesim::Mxfp8Element::e4m3) *
+                                                          std::ldexp(1.0, scale - 127));
+      for (int b = 0; b < 2; ++b) {
+        const std::uint32_t pair = got[2 * (scale * 128 + v / 2) + b];
+        const std::uint32_t half = (v % 2 ? pair >> 16 : pair) & 0xFFFFu;
+        if (is_nan(want) ? !is_nan(half) : half != want) {
+          if (wrong < 3) std::printf("  conversion: element 0x%02X scale %d: 0x%04X, reference 0x%04X\n", v, scale, half, want);
+          ++wrong;
+        }
+      }
+    }
+  std::printf("%s dequantize conversion on the GPU: 256 elements x 256 scales x 2 byte positions, %lld wrong\n",
+              wrong ? "FAIL" : "ok", wrong);
+  return wrong == 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0); // each line out before a timeout could cut the run short
   const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
   if (!reference_hand_worked()) return 1;
   int devices = 0;
@@ -196,13 +244,33 @@ int main(int argc, char** argv) {
       {"adversarial scales, one CTA per tile, expert_major:2", {200, 0, 57}, 256, 1536, "expert_major:2", false, 5,
        Scales::adversarial, false},
   };
+  const auto deq = tk::Mxfp8GemmScheme::dequantize;
+  const std::vector<Case> dequantize_cases = {
+      // One tile, one operand all 1.0 at scale 2^0: Y is the other operand's row sums (each part alone).
+      {"dequantize unit X 128x128x128", {128}, 128, 128, "row_major", true, 3, Scales::unit_x, true, deq},
+      {"dequantize unit W 128x128x128", {128}, 128, 128, "row_major", true, 3, Scales::unit_w, true, deq},
+      {"dequantize dense 256x256x512 row_major", {256}, 256, 512, "row_major", true, 3, Scales::moderate, true, deq},
+      {"dequantize ragged E=6 n=384 k=1024 grouped_m:8", {0, 1, 130, 257, 64, 128}, 384, 1024, "grouped_m:8", true,
+       3, Scales::moderate, true, deq},
+      {"dequantize odd k-blocks 300x200x640 hilbert one CTA per tile", {300}, 200, 640, "hilbert", false, 3,
+       Scales::moderate, true, deq},
+      {"dequantize E=8 x 160 n=384 k=2048 interleaved", std::vector<int>(8, 160), 384, 2048, "interleaved", true, 3,
+       Scales::moderate, false, deq},
+      {"dequantize adversarial scales E=2 n=256 k=1024 grouped_n:4", {130, 70}, 256, 1024, "grouped_n:4", true, 3,
+       Scales::adversarial, true, deq},
+      {"dequantize adversarial scales, one CTA per tile, expert_major:2", {200, 0, 57}, 256, 1536, "expert_major:2",
+       false, 3, Scales::adversarial, false, deq},
+  };
   std::mt19937_64 rng(20);
-  bool ok = true;
+  bool ok = conversion_every_byte();
   for (const Case& c : cases)
+    if (!quick || c.quick) ok = run_case(c, sms, rng) && ok;
+  for (const Case& c : dequantize_cases)
     if (!quick || c.quick) ok = run_case(c, sms, rng) && ok;
   ok = refuses(1000, 4, "multiple of 32") && ok;
   ok = refuses(544, 4, "multiple of 128") && ok;
   ok = refuses(1024, 6, "stages = 6") && ok;
+  ok = refuses(1024, 4, "not supported by the dequantize scheme", deq) && ok;
   std::printf("%s\n", ok ? "PASS" : "FAIL");
   return ok ? 0 : 1;
 }

@@ -62,6 +62,8 @@ struct ScaleArea {
   __device__ float* expanded(int s) const {
     return reinterpret_cast<float*>(base + stages * kRowScaleBytes) + s * kExpandedFloats;
   }
+  // The dequantize scheme keeps W's scales raw, one word per row, where promote's decoded ones go.
+  __device__ uint32_t* w_rows(int s) const { return reinterpret_cast<uint32_t*>(expanded(s)); }
   __device__ uint64_t* ready(int s) const { return reinterpret_cast<uint64_t*>(expanded(stages)) + s; }
   static constexpr int bytes(int stages) { return 127 + stages * (kRowScaleBytes + kExpandedFloats * 4 + 8); }
 };
@@ -128,13 +130,14 @@ struct ScaleSource {
   }
 };
 
+template <bool DecodeW>
 __device__ __forceinline__ void store_scales(const ScaleArea& scales, int s, const uint32_t (&words)[4], int lane,
                                              bool w_side) {
 #pragma unroll
   for (int c = 0; c < 4; ++c) {
     const int row = 4 * lane + c;
-    if (!w_side) {
-      scales.rows(s)[row] = words[c];
+    if (!w_side || !DecodeW) {
+      (w_side ? scales.w_rows(s) : scales.rows(s))[row] = words[c];
       continue;
     }
     const int slot = (row % 8) / 2 * kGroupFloats + (row / 8) * 2 + row % 2;
@@ -144,6 +147,8 @@ __device__ __forceinline__ void store_scales(const ScaleArea& scales, int s, con
   }
 }
 
+// DecodeW: W's scales as promote's floats (true) or raw words per row (false, the dequantize scheme).
+template <bool DecodeW>
 __device__ __forceinline__ void scale_loop(const Params& p, const Ring& ring, const ScaleArea& scales, bool w_side) {
   const int lane = threadIdx.x % 32;
   TileScheduler scheduler(p.gemm);
@@ -164,7 +169,7 @@ __device__ __forceinline__ void scale_loop(const Params& p, const Ring& ring, co
         const int kb = kb0 + d;
         if (kb < p.gemm.k_blocks) {
           ptx::mbarrier_wait(ring.empty(cursor.stage), cursor.phase ^ 1);
-          store_scales(scales, cursor.stage, words[d], lane, w_side);
+          store_scales<DecodeW>(scales, cursor.stage, words[d], lane, w_side);
           ptx::mbarrier_arrive(scales.ready(cursor.stage));
           cursor.advance(ring.stages);
           if (kb + kScaleLookahead < p.gemm.k_blocks) source.load(words[d], kb + kScaleLookahead);
@@ -288,6 +293,17 @@ __device__ __forceinline__ void consumer_loop(const GroupedGemmParams& p, const 
   if (t == 0) ptx::bulk_wait_group<0>();
 }
 
+// The promote scheme's consumers, as the kernel below takes them (the dequantize scheme's are in
+// mxfp8_dequantize_kernel.cuh), and whether the scale warps decode W's scales into floats for them.
+struct PromoteConsumers {
+  static constexpr bool decode_w_scales = true;
+  __device__ static void run(const Params& p, const Ring& ring, const ScaleArea& scales, const CUtensorMap* y_map,
+                             int consumer) {
+    consumer_loop(p.gemm, ring, scales, y_map, consumer);
+  }
+};
+
+template <class Consumers>
 __global__ void __launch_bounds__(Shape::threads, 1) mxfp8_gemm_kernel(const __grid_constant__ TensorMaps maps,
                                                                        const Params p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -311,14 +327,16 @@ __global__ void __launch_bounds__(Shape::threads, 1) mxfp8_gemm_kernel(const __g
   ptx::cluster_arrive();
   ptx::cluster_wait();
   if (warpgroup == 0) {
-    // 80 registers: the scale warps hold kScaleLookahead stages of words; the consumers need
-    // fewer than 200 (ptxas allocates 188), and 128 x 80 + 256 x 200 fits the launch's 384 x 168.
+    // 80 registers: the scale warps hold kScaleLookahead stages of words.
     ptx::setmaxnreg_dec<80>();
     if (threadIdx.x == 0) producer_loop(p.gemm, ring, maps);
-    else if (warp == kWScaleWarp || warp == kXScaleWarp) scale_loop(p, ring, scales, warp == kWScaleWarp);
+    else if (warp == kWScaleWarp || warp == kXScaleWarp)
+      scale_loop<Consumers::decode_w_scales>(p, ring, scales, warp == kWScaleWarp);
   } else {
+    // 200: 128 x 80 + 256 x 200 fits the launch's 384 x 168 (setmaxnreg.inc waits until the
+    // producers' released registers cover it: more than 208 would wait forever).
     ptx::setmaxnreg_inc<200>();
-    consumer_loop(p.gemm, ring, scales, &maps.y, warpgroup - 1);
+    Consumers::run(p, ring, scales, &maps.y, warpgroup - 1);
   }
   ptx::cluster_arrive();
   ptx::cluster_wait();

@@ -9,7 +9,8 @@ decode-like 128 x 4096, each along rows and down columns, by both scale rules (E
 shapes. GEMMs (kernels/mxfp8/, the promote scheme, 128 x 128 x 128 tiles, clusters of 2): issue 20's
 shapes (dense 8192^3; E=8 x 2048 and 64 x 512 at N 2048-4096; memory-bound E=128 x 128 and 64 x 16,
 K 7168), dense 4096^3, a Zipf-routed batch and a short-K one, several orders, ring depths and both
-grid modes. Which ones are held back follows the README's split rule (FNV-1a of the id), not this list.
+grid modes; the same shapes again in the dequantize scheme (3 stages, the only depth its shared memory
+allows), so that the model's pick of scheme per shape can be scored. Which ones are held back follows the README's split rule (FNV-1a of the id), not this list.
 """
 import json
 import pathlib
@@ -34,17 +35,18 @@ CONFIGS += [quantiser(r, c, axis, "round_up", "e5m2") for r, c in ((16384, 7168)
 
 
 
-def gemm(name, experts, n, k, order, persistent=True, stages=4):
+def gemm(name, experts, n, k, order, persistent=True, stages=4, scheme="promote"):
     spec = {"name": name, "command": COMMAND, "kind": "grouped_gemm", "dtype": "mxfp8", "n": n, "k": k,
             "layout": {"a": "row", "b": "col"}, "tile": {"m": 128, "n": 128, "k": 128}, "stages": stages,
             "warps": 12, "load": "tma", "persistent": persistent, "cluster": 2, "order": order,
-            "block_scale": {"scheme": "promote", "block": 32, "element": "e4m3"}}
+            "block_scale": {"scheme": scheme, "block": 32, "element": "e4m3"}}
     if isinstance(experts, dict):
         spec["routing"] = experts
     else:
         spec["experts"] = experts
     mode = "p" if persistent else "g"
-    return f"g_{name}_s{stages}_{mode}_{order.replace(':', '')}", spec
+    suffix = "" if scheme == "promote" else "_deq"
+    return f"g_{name}_s{stages}_{mode}_{order.replace(':', '')}{suffix}", spec
 
 
 ZIPF = {"tokens": 4096, "top_k": 8, "experts": 64, "zipf_s": 1.2, "seed": 3}
@@ -68,6 +70,21 @@ CONFIGS += [
     gemm("zipf64", ZIPF, 2048, 7168, "grouped_m:8"),
     gemm("e16x1024_k2048", [1024] * 16, 4096, 2048, "row_major"),
 ]
+CONFIGS += [gemm(*args, **options, stages=3, scheme="dequantize") for args, options in [
+    (("dense8192", [8192], 8192, 8192, "grouped_m:8"), {}),
+    (("dense4096", [4096], 4096, 4096, "grouped_m:8"), {}),
+    (("dense4096", [4096], 4096, 4096, "serpentine"), {"persistent": False}),
+    (("e8x2048_n4096", [2048] * 8, 4096, 7168, "grouped_m:4"), {}),
+    (("e8x2048_n4096", [2048] * 8, 4096, 7168, "row_major"), {}),
+    (("e8x2048_n2048", [2048] * 8, 2048, 7168, "grouped_m:8"), {}),
+    (("e64x512", [512] * 64, 2048, 7168, "grouped_m:4"), {}),
+    (("e128x128", [128] * 128, 2048, 7168, "serpentine"), {"persistent": False}),
+    (("e128x128", [128] * 128, 2048, 7168, "grouped_m:4"), {}),
+    (("e64x16", [16] * 64, 2048, 7168, "grouped_m:4"), {}),
+    (("e64x16", [16] * 64, 2048, 7168, "serpentine"), {"persistent": False}),
+    (("zipf64", ZIPF, 2048, 7168, "grouped_m:8"), {}),
+    (("e16x1024_k2048", [1024] * 16, 4096, 2048, "row_major"), {}),
+]]
 
 if __name__ == "__main__":
     SPECS.mkdir(parents=True, exist_ok=True)

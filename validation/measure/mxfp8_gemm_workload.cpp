@@ -1,4 +1,4 @@
-// The MXFP8 grouped GEMM of kernels/mxfp8/ (scheme promote) as a measured workload, built from a
+// The MXFP8 grouped GEMM of kernels/mxfp8/ (either scheme, block_scale.scheme) as a measured workload, built from a
 // kernel spec with "dtype": "mxfp8". Its operands are what training would feed it: random bf16 X and
 // W, each quantised along K by our rowwise quantiser (round-up rule, E4M3). The output check
 // recomputes sampled outputs from the device's own FP8 elements and scales on the CPU
@@ -28,19 +28,23 @@ void require(bool ok, const std::string& spec, const std::string& field, const s
   if (!ok) throw MeasureError(MeasureFailure::usage, spec + ": " + field + ": " + problem);
 }
 
+kernels::Mxfp8GemmScheme scheme_of(const KernelSpec& s) {
+  return s.block_scale.scheme == BlockScaleScheme::dequantize ? kernels::Mxfp8GemmScheme::dequantize
+                                                               : kernels::Mxfp8GemmScheme::promote;
+}
+
 void check_spec(const KernelSpec& s) {
   const std::string& n = s.name;
-  require(s.block_scale.scheme == BlockScaleScheme::promote, n, "block_scale.scheme",
-          "kernels/mxfp8/ builds the promote scheme only; use \"promote\"");
   require(s.block_scale.element == Mxfp8Element::e4m3, n, "block_scale.element",
-          "the kernel's wgmma takes E4M3 operands; use \"e4m3\"");
+          "both schemes' kernels take E4M3 elements (promote's wgmma, dequantize's conversion); use \"e4m3\"");
   require(s.c_dtype == Dtype::bf16, n, "c_dtype", "the kernel writes bf16; use \"bf16\"");
   require(s.a_layout == MatrixLayout::row && s.b_layout == MatrixLayout::col, n, "layout",
           "the kernel computes Y = X * W^T with both K-contiguous; use {\"a\": \"row\", \"b\": \"col\"}");
   require(s.load == LoadPath::tma, n, "load", "the kernel loads with TMA; use \"tma\"");
   require(s.warps == kKernelWarps, n, "warps", "the kernel runs 3 warpgroups (1 producer, 2 consumers); use 12");
   require(s.cluster == 2, n, "cluster", "the kernel runs clusters of 2 CTAs; set \"cluster\": 2");
-  const std::string tile = kernels::mxfp8_gemm_unsupported_reason(s.tile.m, s.tile.n, s.tile.k, s.stages);
+  const std::string tile =
+      kernels::mxfp8_gemm_unsupported_reason(s.tile.m, s.tile.n, s.tile.k, s.stages, scheme_of(s));
   require(tile.empty(), n, "tile/stages", tile);
   const std::string k = kernels::mxfp8_gemm_k_reason(s.k);
   require(k.empty(), n, "k", k);
@@ -91,6 +95,7 @@ public:
       p.stages = spec.stages;
       p.persistent = spec.persistent;
       p.order = spec.order;
+      p.scheme = scheme_of(spec);
       gemm_ = std::make_unique<kernels::Mxfp8GroupedGemm>(p, x_.get(), x_scales_.get(), w_.get(), w_scales_.get(),
                                                            y_.get(), sms);
     } catch (const kernels::KernelError& e) {
