@@ -130,9 +130,11 @@ Mxfp8GroupedGemm::Mxfp8GroupedGemm(const Mxfp8GemmProblem& problem, const void* 
   m.total_tokens = space.total_tokens;
   m.tiles = space.tiles;
   const int pairs = (m.tiles + kClusterSize - 1) / kClusterSize;
-  m.grid = problem.persistent
-               ? kClusterSize * std::max(1, std::min({sm_count / kClusterSize, max_active_clusters(problem.scheme, problem.stages), pairs}))
-               : kClusterSize * pairs;
+  const int clusters = problem.persistent
+                           ? std::max(1, std::min({sm_count / kClusterSize,
+                                                   max_active_clusters(problem.scheme, problem.stages), pairs}))
+                           : pairs;
+  m.grid = kClusterSize * clusters;
 
   if (m.total_tokens > 0) {
     require(x && x_scales && w && w_scales && y, "x, x_scales, w, w_scales and y must be device pointers, got a null");
