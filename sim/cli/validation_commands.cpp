@@ -160,7 +160,9 @@ int validate_command(const Args& args) {
   if (part != "calibration") print_split("held-back", held, bars);
   const auto missed = part == "calibration" ? missed_bars(calibration, bars) : missed_bars(held, bars);
   if (!json_path.empty()) {
-    nlohmann::json j{{"gpu", gpu.name}, {"dataset", dataset_dirs}, {"clock", clock}, {"calibration", to_json(calibration)},
+    std::string command = "tilesim validate"; // how to reproduce the file: the dataset rule of validation/data
+    for (const auto& a : args) command += " " + a;
+    nlohmann::json j{{"command", command}, {"gpu", gpu.name}, {"dataset", dataset_dirs}, {"clock", clock}, {"calibration", to_json(calibration)},
                      {"held_back", to_json(held)}, {"missed_bars", missed}, {"rows", nlohmann::json::array()}};
     for (const auto& r : rows)
       j["rows"].push_back({{"id", r.id}, {"order", r.order}, {"held_back", r.held_back}, {"measured_time_ms", r.measured_time_ms},
