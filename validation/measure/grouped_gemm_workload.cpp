@@ -6,8 +6,7 @@
 #include "models/launch_order_names.h"
 #include "validation/measure/device_fill.h"
 #include "validation/measure/measure_error.h"
-#include "validation/measure/traced_launch.h"
-#include "validation/measure/workload.h"
+#include "validation/measure/tiled_gemm_workload.h"
 
 #include <cuda_bf16.h>
 
@@ -62,10 +61,10 @@ float bf16_to_float(std::uint16_t bits) {
   return f;
 }
 
-class GroupedGemmWorkload final : public MeasuredWorkload {
+class GroupedGemmWorkload final : public TiledGemmWorkload<kernels::GroupedGemm> {
 public:
   GroupedGemmWorkload(const KernelSpec& spec, int device, std::uint64_t seed, cudaStream_t stream)
-      : spec_(spec), total_m_(spec.total_m()),
+      : TiledGemmWorkload(spec), total_m_(spec.total_m()),
         x_(bf16_count(total_m_, spec.k) * 2, "X (tokens x k)"),
         w_(bf16_count(static_cast<std::int64_t>(spec.experts()) * spec.n, spec.k) * 2, "W (experts x n x k)"),
         y_(bf16_count(total_m_, spec.n) * 2, "Y (tokens x n)"),
@@ -100,28 +99,6 @@ public:
     } catch (const kernels::KernelError& e) {
       throw MeasureError(MeasureFailure::usage, spec.name + ": " + e.what());
     }
-  }
-
-  void launch(cudaStream_t stream) override {
-    try {
-      gemm_->run(stream, nullptr);
-    } catch (const kernels::KernelError& e) {
-      throw MeasureError(MeasureFailure::runtime, e.what());
-    }
-  }
-
-  double flops() const override { return spec_.flops(); }
-  nlohmann::json kernel_json() const override {
-    nlohmann::json j = to_json(spec_);
-    j["grid"] = gemm_->grid_size();
-    j["tiles"] = gemm_->tile_count();
-    return j;
-  }
-  std::string order_name() const override { return to_string(spec_.order); }
-
-  std::vector<TileRecord> run_traced(cudaStream_t stream) override {
-    return traced_launch(spec_, gemm_->tile_count(), stream,
-                         [&](kernels::TileTrace* trace) { gemm_->run(stream, trace); });
   }
 
   nlohmann::json check_output() override {
@@ -172,10 +149,8 @@ public:
   }
 
 private:
-  KernelSpec spec_;
   std::int64_t total_m_;
   DeviceBuffer x_, w_, y_, bias_;
-  std::unique_ptr<kernels::GroupedGemm> gemm_;
 };
 
 } // namespace

@@ -6,8 +6,7 @@
 #include "models/launch_order_names.h"
 #include "validation/measure/device_fill.h"
 #include "validation/measure/measure_error.h"
-#include "validation/measure/traced_launch.h"
-#include "validation/measure/workload.h"
+#include "validation/measure/tiled_gemm_workload.h"
 
 #include <algorithm>
 #include <cmath>
@@ -66,10 +65,10 @@ void fill_random_bytes(void* data, std::size_t bytes, std::uint64_t seed) {
   check_cuda(cudaMemcpy(data, host.data(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy(random bytes)");
 }
 
-class MixedInputWorkload final : public MeasuredWorkload {
+class MixedInputWorkload final : public TiledGemmWorkload<kernels::MixedInputGemm> {
 public:
   MixedInputWorkload(const KernelSpec& spec, int device, std::uint64_t seed, cudaStream_t stream)
-      : spec_(spec), total_m_(spec.total_m()), problem_(make_problem(spec)),
+      : TiledGemmWorkload(spec), total_m_(spec.total_m()), problem_(make_problem(spec)),
         x_(static_cast<std::size_t>(total_m_ * spec.k) * 2, "X (tokens x k)"),
         w_(static_cast<std::size_t>(spec.experts()) * spec.n * spec.k, "W (experts x n x k bytes)"),
         scales_(kernels::MixedInputGemm::scale_count(problem_) * 2, "scales"),
@@ -107,28 +106,6 @@ public:
     } catch (const kernels::KernelError& e) {
       throw MeasureError(MeasureFailure::usage, spec.name + ": " + e.what());
     }
-  }
-
-  void launch(cudaStream_t stream) override {
-    try {
-      gemm_->run(stream, nullptr);
-    } catch (const kernels::KernelError& e) {
-      throw MeasureError(MeasureFailure::runtime, e.what());
-    }
-  }
-
-  double flops() const override { return spec_.flops(); }
-  nlohmann::json kernel_json() const override {
-    nlohmann::json j = to_json(spec_);
-    j["grid"] = gemm_->grid_size();
-    j["tiles"] = gemm_->tile_count();
-    return j;
-  }
-  std::string order_name() const override { return to_string(spec_.order); }
-
-  std::vector<TileRecord> run_traced(cudaStream_t stream) override {
-    return traced_launch(spec_, gemm_->tile_count(), stream,
-                         [&](kernels::TileTrace* trace) { gemm_->run(stream, trace); });
   }
 
   // Sampled outputs recomputed in double from the device's own operands: dequant(q) = (q - zero) * scale.
@@ -198,11 +175,9 @@ private:
     check_cuda(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), (std::string("cudaMemcpy(") + what + ")").c_str());
   }
 
-  KernelSpec spec_;
   std::int64_t total_m_;
   kernels::MixedInputProblem problem_;
   DeviceBuffer x_, w_, scales_, zeros_, y_;
-  std::unique_ptr<kernels::MixedInputGemm> gemm_;
 };
 
 } // namespace

@@ -11,8 +11,7 @@
 #include "validation/measure/device_buffer.h"
 #include "validation/measure/device_fill.h"
 #include "validation/measure/measure_error.h"
-#include "validation/measure/traced_launch.h"
-#include "validation/measure/workload.h"
+#include "validation/measure/tiled_gemm_workload.h"
 
 #include <algorithm>
 #include <random>
@@ -70,10 +69,10 @@ template <typename T> std::vector<T> read_device(const void* base, std::int64_t 
   return v;
 }
 
-class Mxfp8GemmWorkload final : public MeasuredWorkload {
+class Mxfp8GemmWorkload final : public TiledGemmWorkload<kernels::Mxfp8GroupedGemm> {
 public:
   Mxfp8GemmWorkload(const KernelSpec& spec, int device, std::uint64_t seed, cudaStream_t stream)
-      : spec_(spec), total_m_(spec.total_m()), w_rows_(static_cast<std::int64_t>(spec.experts()) * spec.n),
+      : TiledGemmWorkload(spec), total_m_(spec.total_m()), w_rows_(static_cast<std::int64_t>(spec.experts()) * spec.n),
         x_(static_cast<std::size_t>(total_m_) * spec.k, "X (e4m3, tokens x k)"),
         x_scales_(static_cast<std::size_t>(total_m_) * spec.k / 32, "X scales (e8m0)"),
         w_(static_cast<std::size_t>(w_rows_) * spec.k, "W (e4m3, experts x n x k)"),
@@ -101,27 +100,6 @@ public:
     } catch (const kernels::KernelError& e) {
       throw MeasureError(MeasureFailure::usage, spec.name + ": " + e.what());
     }
-  }
-
-  void launch(cudaStream_t stream) override {
-    try {
-      gemm_->run(stream, nullptr);
-    } catch (const kernels::KernelError& e) {
-      throw MeasureError(MeasureFailure::runtime, e.what());
-    }
-  }
-
-  double flops() const override { return spec_.flops(); }
-  nlohmann::json kernel_json() const override {
-    nlohmann::json j = to_json(spec_);
-    j["grid"] = gemm_->grid_size();
-    j["tiles"] = gemm_->tile_count();
-    return j;
-  }
-  std::string order_name() const override { return to_string(spec_.order); }
-  std::vector<TileRecord> run_traced(cudaStream_t stream) override {
-    return traced_launch(spec_, gemm_->tile_count(), stream,
-                         [&](kernels::TileTrace* trace) { gemm_->run(stream, trace); });
   }
 
   // Sampled outputs (the last row's last column among them) from the device's own operands.
@@ -155,10 +133,8 @@ public:
   }
 
 private:
-  KernelSpec spec_;
   std::int64_t total_m_, w_rows_;
   DeviceBuffer x_, x_scales_, w_, w_scales_, y_;
-  std::unique_ptr<kernels::Mxfp8GroupedGemm> gemm_;
 };
 
 } // namespace
