@@ -322,6 +322,7 @@ int main(int argc, char** argv) {
   cases.push_back({"fused_ragged", {0, 1, 127, 129, 300}, 1000, 520, 1, fused_epilogues()});
   cases.push_back({"zero_experts", {256, 0, 0, 128, 384, 0, 1, 513}, 512, 1024, 1, all});
   cases.push_back({"odd_tiles", {300}, 640, 192, 1, all}); // 15 or 9 tiles: the last cluster pair is half empty
+  cases.push_back({"odd_tiles_fused", {300}, 640, 192, 1, fused_epilogues()}); // the half-empty pair copies no bias
   cases.push_back({"all_empty", {0, 0, 0}, 256, 256, 1, {one(256, 4, true, "row_major")}});
   cases.push_back({"stages",
                    {700},

@@ -374,6 +374,9 @@ __device__ __forceinline__ void consumer_loop(const GroupedGemmParams& p, const 
     }
   }
   if (threadIdx.x % 128 == 0) ptx::bulk_wait_group<0>(); // the chunks stay alive until stored
+  // The odd last item's partner stores nothing and so never waited for its bias copy: it must land
+  // before the CTA exits.
+  bias_landed<Epilogue>();
 }
 
 template <int BlockN, GemmEpilogue Epilogue>
