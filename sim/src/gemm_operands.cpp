@@ -37,8 +37,8 @@ void GemmOperands::tile_boxes(const TileIndex& t, int k, std::vector<OperandBox>
   const int k_len = std::min(spec_.tile.k, spec_.k - k0);
   const long long m0 = first_row(t);
   // At most the rows left in the matrix; none for the idle half of a 2-SM tile past the last row.
-  const int a_rows = static_cast<int>(std::clamp<long long>(spec_.total_m() - m0, 0, spec_.tile.m));
-  const long long total_m = spec_.total_m();
+  const long long total_m = token_offsets_.back(); // spec_.total_m() sums every expert: not per box
+  const int a_rows = static_cast<int>(std::clamp<long long>(total_m - m0, 0, spec_.tile.m));
   if (spec_.a_layout == MatrixLayout::row)
     out.push_back({Operand::a, {a_base_ + static_cast<Address>(bytes_of(m0 * spec_.k + k0, a_bits_)),
                                 bytes_of(k_len, a_bits_), bytes_of(spec_.k, a_bits_), a_rows}});
