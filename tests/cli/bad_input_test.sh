@@ -3,13 +3,8 @@
 # within its time limit, with exactly one line on stderr that holds the expected words and none of
 # a library's raw exception text.   usage: bad_input_test.sh <tilesim> <source dir>
 set -uo pipefail
-tilesim=$1
-src=$2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
 
-# expect "<name>" "<words>" <tilesim args...>: one line on stderr and a non-zero exit
+# $tilesim, $src, $work, $failures and expect "<name>" "<words>" <tilesim args...>
 source "$(dirname "$0")/expect_refusal.sh"
 
 cat >"$work/spec.json" <<'JSON'

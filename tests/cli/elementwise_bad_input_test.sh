@@ -4,12 +4,8 @@
 # what cannot be fused. Each must exit non-zero with one line on stderr naming the field and the fix.
 #   usage: elementwise_bad_input_test.sh <tilesim>
 set -uo pipefail
-tilesim=$1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
 
-# expect "<name>" "<words>" <tilesim args...>: one line on stderr and a non-zero exit
+# $tilesim, $src, $work, $failures and expect "<name>" "<words>" <tilesim args...>
 source "$(dirname "$0")/expect_refusal.sh"
 
 # spec OP ELEMENTS EXTRA NAME

@@ -1,7 +1,14 @@
-# Sourced by the CLI bad-input tests: expect "<name>" "<words expected on stderr>" <tilesim args...>
-# runs $tilesim with the args (60 s at most) and counts a failure in $failures unless it exits
-# non-zero, without crashing or hanging, with exactly one line on stderr that holds the words
-# and none of a library's raw exception text. Needs $tilesim, $work (a scratch folder), $failures.
+# Sourced by the CLI bad-input tests, whose arguments are <tilesim> [<source dir>]: sets $tilesim,
+# $src, a scratch folder $work (removed at exit) and $failures = 0. Then expect "<name>" "<words
+# expected on stderr>" <tilesim args...> runs $tilesim with the args (60 s at most) and counts a
+# failure in $failures unless it exits non-zero, without crashing or hanging, with exactly one line
+# on stderr that holds the words and none of a library's raw exception text.
+tilesim=$1
+src=${2:-}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+
 expect() {
   local name=$1 words=$2
   shift 2

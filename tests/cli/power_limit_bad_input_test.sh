@@ -5,13 +5,8 @@
 # naming the field and the fix; a good limit must simulate.
 #   usage: power_limit_bad_input_test.sh <tilesim> <source dir>
 set -uo pipefail
-tilesim=$1
-src=$2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
 
-# expect "<name>" "<words>" <tilesim args...>: one line on stderr and a non-zero exit
+# $tilesim, $src, $work, $failures and expect "<name>" "<words>" <tilesim args...>
 source "$(dirname "$0")/expect_refusal.sh"
 
 cat >"$work/gemm.json" <<'SPEC'

@@ -4,11 +4,6 @@
 # without validate scores gets no mark and says so; a bad scores file is one line and exit 1.
 #   usage: whatif_close_call_test.sh <tilesim> <source dir>
 set -uo pipefail
-tilesim=$1
-src=$2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
 source "$(dirname "$0")/expect_refusal.sh"
 fail() { echo "FAIL $1"; failures=$((failures + 1)); }
 
