@@ -17,6 +17,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -109,10 +110,23 @@ float time_ms(const Config& c, int k, int ctas, int sms, int reps, double* clock
 
 int main(int argc, char** argv) {
   int reps = 50;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
+  std::vector<int> only_tiles; // --tiles 16,224: those tile_m only (ablations); default every tile
+  bool prmt_only = false;      // --prmt-only: int8, per-channel scales, prmt conversion only
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--prmt-only")) prmt_only = true;
+    else if (i + 1 < argc && !std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[++i]);
+    else if (i + 1 < argc && !std::strcmp(argv[i], "--tiles"))
+      for (char *c = argv[++i], *end = c; *c; c = end + (*end == ',')) {
+        only_tiles.push_back(static_cast<int>(std::strtol(c, &end, 10)));
+        if (end == c || (*end && *end != ',')) {
+          std::fprintf(stderr, "mixed_input_block_rate: --tiles %s: use tile_m values separated by commas, e.g. 16,224\n",
+                       argv[i]);
+          return 1;
+        }
+      }
     else {
-      std::fprintf(stderr, "mixed_input_block_rate: unknown option %s; use --reps N\n", argv[i]);
+      std::fprintf(stderr, "mixed_input_block_rate: unknown option %s; use --reps N, --tiles M[,M...], --prmt-only\n",
+                   argv[i]);
       return 1;
     }
   }
@@ -131,8 +145,11 @@ int main(int argc, char** argv) {
   const std::pair<int, int> tiles[] = {{16, 12}, {32, 8}, {64, 8}, {128, 5}, {224, 5}, {256, 4}}; // tokens, stages
   for (int group : {0, 128})
     for (auto conversion : {fast, naive})
-      for (const auto& [tile, stages] : tiles) // int8 with per-channel scales, uint8 with group scales
+      for (const auto& [tile, stages] : tiles) { // int8 with per-channel scales, uint8 with group scales
+        if (!only_tiles.empty() && std::find(only_tiles.begin(), only_tiles.end(), tile) == only_tiles.end()) continue;
+        if (prmt_only && (group || conversion != fast)) continue;
         configs.push_back({tile, conversion, group ? u8 : i8, group, stages});
+      }
   std::printf("{\n \"gpu\": \"%s\",\n \"sms\": %d,\n \"ctas\": %d,\n \"reps\": %d,\n \"unit\": \"per CTA: one K block of the tile "
               "(block_k 128 on 64-channel tiles, 64 on 128-channel ones), operands L2-resident\",\n \"configs\": [",
               prop.name, sms, sms / 4, reps);

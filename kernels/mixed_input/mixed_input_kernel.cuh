@@ -25,7 +25,6 @@
 
 #include <cstdint>
 
-#include "kernels/common/fragment_source.cuh"
 #include "kernels/common/ptx_wrappers.cuh"
 #include "kernels/common/ring_cursor.cuh"
 #include "kernels/common/tile_trace.h"
@@ -158,27 +157,58 @@ struct ChannelQuant {
   int64_t scale_row[2];
 };
 
+// Where a thread's W words sit in a stage, as one XOR per k16 step. Thread (warp, lane) holds
+// A-fragment rows r = 16 warp + lane / 4 and r + 8 and, in k16 step kk, K columns 16 kk + 8 h +
+// 2 (lane % 4) and + 1 (h = 0, 1) (PTX ISA 9.7.15.5.1.1, "Register fragments: matrix A"): two
+// bytes of the 32-bit word at byte 16 kk + 8 h + 4 ((lane % 4) / 2) of row r. TMA's swizzle
+// stores 16-byte unit u of row r at u ^ phase, phase = (r / 2) % 4 for 64-byte rows and r % 8 for
+// 128-byte rows (a warp's 16 distinct words then fall in 16 banks; rows r and r + 8 share the
+// phase). So the word (kk, h) of row r is at (stage + base) ^ (kk << 4), + 8 h, + 8 BlockK for row
+// r + 8, with base = r BlockK + (phase << 4) + 4 ((lane % 4) / 2): the stage is 1024-aligned and
+// r BlockK is a multiple of 64, so the unit bits (4 and 5, and 6 for 128-byte rows) hold the phase
+// alone and the XOR sets them to kk ^ phase. One LOP3 per k16 step, the rest ld.shared immediates
+// (the per-word offsets they replace cost the K block ~50 integer instructions, NOTES.md v10).
+template <int BlockK> struct WordAddress {
+  static constexpr int k_steps = BlockK / 16;
+  static constexpr uint32_t row8_bytes = 8 * BlockK;
+  uint32_t base;
+  uint32_t byte; // 0 or 2: the pair's first byte inside the word
+  __device__ WordAddress(int row, int lane)
+      : base(row * BlockK + ((BlockK == 64 ? (row >> 1) & 3 : row & 7) << 4) + (((lane & 3) >> 1) << 2)),
+        byte(2 * (lane & 1)) {}
+};
+
+// A stage's wgmma descriptor for k16 step kk, from the descriptor of its first box: the start
+// address is the low word's 14-bit field in 16-byte units, and shared memory (< 256 KB) keeps
+// every step inside a stage from carrying out of it, so a 32-bit add of the low word is the
+// 64-bit add, and the high word stays where it was computed (NOTES.md v10).
+template <class Shape> __device__ __forceinline__ uint64_t x_descriptor(uint32_t lo, uint32_t hi, int kk) {
+  return (uint64_t(hi) << 32) | (lo + (kk / 4) * (Shape::x_box_bytes >> 4) + 2 * (kk % 4));
+}
+
 // One K block: its W bytes into A fragments (converted, group-scaled), then one wgmma per k16
 // step over its X.
 template <class Shape, dequant::Conversion Path>
 __device__ __forceinline__ void k_block(const Params& p, const SharedRing<Shape>& ring, const RingCursor& cursor,
-                                        const FragmentSource<Shape::block_k>& src, const ChannelQuant& cq, int kb,
+                                        const WordAddress<Shape::block_k>& src, const ChannelQuant& cq, int kb,
                                         uint32_t (&frag)[Shape::k_steps][4], float (&acc)[Shape::accumulators]) {
   constexpr int K = Shape::k_steps;
+  constexpr uint32_t row8 = WordAddress<Shape::block_k>::row8_bytes;
   uint32_t group_scale[2] = {0, 0};
   if (p.groups) // issued before the wait so that the load overlaps it; a group is 128 of K
     for (int i = 0; i < 2; ++i) group_scale[i] = __ldg(p.scales + cq.scale_row[i] + kb * Shape::block_k / 128);
   ptx::mbarrier_wait(ring.full(cursor.stage), cursor.phase);
-  const uint32_t w = ptx::smem_addr(ring.w(cursor.stage));
+  const uint32_t row_base = ptx::smem_addr(ring.w(cursor.stage)) + src.base;
   const uint32_t flip = dequant::flip_mask(p.signed_weights);
   uint32_t word[2][K][2];
 #pragma unroll
-  for (int kk = 0; kk < K; ++kk)
+  for (int kk = 0; kk < K; ++kk) {
+    const uint32_t a = row_base ^ (kk << 4);
 #pragma unroll
     for (int h = 0; h < 2; ++h)
 #pragma unroll
-      for (int i = 0; i < 2; ++i)
-        word[i][kk][h] = ptx::ld_shared_u32(w + src.offset[kk][h] + i * src.row8_bytes) ^ flip;
+      for (int i = 0; i < 2; ++i) word[i][kk][h] = ptx::ld_shared_u32(a + 8 * h + i * row8) ^ flip;
+  }
 #pragma unroll
   for (int kk = 0; kk < K; ++kk)
 #pragma unroll
@@ -193,11 +223,12 @@ __device__ __forceinline__ void k_block(const Params& p, const SharedRing<Shape>
       for (int r = 0; r < 4; ++r)
         frag[kk][r] = dequant::mul_bf16x2(frag[kk][r], group_scale[r & 1] * 0x10001u);
   }
+  const uint64_t desc = ptx::smem_descriptor_sw128(ring.x(cursor.stage));
+  const uint32_t desc_lo = static_cast<uint32_t>(desc), desc_hi = static_cast<uint32_t>(desc >> 32);
   ptx::wgmma_fence(); // the fragments were written by ordinary instructions
 #pragma unroll
   for (int kk = 0; kk < K; ++kk) // box kk / 4 of the stage's X, + 32 bytes per k16 step inside its swizzle row
-    ptx::wgmma_rs<Shape::block_tokens>(
-        acc, frag[kk], ptx::smem_descriptor_sw128(ring.x(cursor.stage) + (kk / 4) * Shape::x_box_bytes) + 2 * (kk % 4));
+    ptx::wgmma_rs<Shape::block_tokens>(acc, frag[kk], x_descriptor<Shape>(desc_lo, desc_hi, kk));
   ptx::wgmma_commit_group();
 }
 
@@ -246,7 +277,7 @@ __device__ __forceinline__ void consumer_loop(const Params& p, const SharedRing<
   const int t = threadIdx.x % 128, lane = t % 32;
   // Tile-local channel of fragment row 0: consumers split the channels, or (split K) share them.
   const int row0 = (Shape::split_k ? 0 : consumer * 64) + 16 * (t / 32) + lane / 4;
-  const FragmentSource<Shape::block_k> src(row0, lane);
+  const WordAddress<Shape::block_k> src(row0, lane);
   const bool trace_writer = p.trace != nullptr && t == 0 && consumer == 0;
   TileWalk walk(p);
   RingCursor cursor;
