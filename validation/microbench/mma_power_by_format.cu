@@ -298,6 +298,39 @@ std::string summarise(const Format& f, int round, const std::vector<LaunchRecord
                 median(temperature));
 }
 
+
+// The two formats' operands on the GPU and their launch length: ~50 ms a launch at the nominal
+// rate (4096 / 8192 dense FLOP per SM cycle, H100 SXM datasheet).
+std::vector<Format> prepare_formats() {
+  std::vector<Format> formats;
+  formats.push_back(make_format<Bf16N256>("bf16", bf16_operands(1)));
+  formats.push_back(make_format<E4m3N256>("e4m3", e4m3_operands(1)));
+  for (Format& f : formats) {
+    CHECK_CUDA(cudaMalloc(&f.operands, kOperandBytes));
+    CHECK_CUDA(cudaMemcpy(f.operands, f.host_operands.data(), kOperandBytes, cudaMemcpyHostToDevice));
+    const double nominal = std::string(f.name) == "bf16" ? 4096 : 8192;
+    f.k_blocks = static_cast<int>(kLaunchSeconds * kNominalClockHz * nominal / f.flop_per_k_block_per_sm);
+  }
+  return formats;
+}
+
+// Each headline number's median over one format's rounds.
+PhaseSummary median_over_rounds(const std::vector<PhaseSummary>& rounds) {
+  auto med = [&](double PhaseSummary::*field) {
+    std::vector<double> v;
+    for (const PhaseSummary& s : rounds) v.push_back(s.*field);
+    return median(v);
+  };
+  return {med(&PhaseSummary::power_w), med(&PhaseSummary::clock_mhz), med(&PhaseSummary::tflops),
+          med(&PhaseSummary::pj_per_flop), med(&PhaseSummary::sw_power_cap_fraction)};
+}
+
+std::string totals_json(const PhaseSummary& s) {
+  return format("{\"power_w\": %.1f, \"sm_clock_mhz\": %.0f, \"tflops\": %.1f, \"pj_per_flop\": %.4f, "
+                "\"sw_power_cap_fraction\": %.3f}",
+                s.power_w, s.clock_mhz, s.tflops, s.pj_per_flop, s.sw_power_cap_fraction);
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -318,21 +351,11 @@ int main(int argc, char** argv) {
   Nvml nvml = open_nvml();
   unsigned limit_mw = 0;
   nvml.enforced_limit_mw(nvml.device, &limit_mw);
-
-  std::vector<Format> formats;
-  formats.push_back(make_format<Bf16N256>("bf16", bf16_operands(1)));
-  formats.push_back(make_format<E4m3N256>("e4m3", e4m3_operands(1)));
+  std::vector<Format> formats = prepare_formats();
   float* sink = nullptr;
   CtaTiming* timing = nullptr;
   CHECK_CUDA(cudaMalloc(&sink, static_cast<size_t>(sms) * 128 * kWarpgroups * 128 * sizeof(float)));
   CHECK_CUDA(cudaMalloc(&timing, sms * sizeof(CtaTiming)));
-  for (Format& f : formats) {
-    CHECK_CUDA(cudaMalloc(&f.operands, kOperandBytes));
-    CHECK_CUDA(cudaMemcpy(f.operands, f.host_operands.data(), kOperandBytes, cudaMemcpyHostToDevice));
-    // ~50 ms a launch at the nominal rate (4096 / 8192 dense FLOP per SM cycle, H100 SXM datasheet).
-    const double nominal = std::string(f.name) == "bf16" ? 4096 : 8192;
-    f.k_blocks = static_cast<int>(kLaunchSeconds * kNominalClockHz * nominal / f.flop_per_k_block_per_sm);
-  }
 
   const Clock::time_point t0 = Clock::now();
   PowerSampler sampler(nvml, t0);
@@ -349,34 +372,19 @@ int main(int argc, char** argv) {
       by_format[i].push_back(summary);
     }
 
-  // Medians over rounds per format; E4M3 against BF16.
-  auto med = [&](size_t i, double PhaseSummary::*field) {
-    std::vector<double> v;
-    for (const PhaseSummary& s : by_format[i]) v.push_back(s.*field);
-    return median(v);
-  };
-  const double f_bf16 = med(0, &PhaseSummary::clock_mhz), f_fp8 = med(1, &PhaseSummary::clock_mhz);
-  const double idle_w = idle.empty() ? 0 : idle.back().power_mw * 1e-3;
+  // E4M3 against BF16; at equal power P - P0 = a f^3 gives a_e4m3 / a_bf16 = (f_bf16 / f_e4m3)^3.
+  const PhaseSummary bf16 = median_over_rounds(by_format[0]), e4m3 = median_over_rounds(by_format[1]);
+  const double clock_ratio = bf16.clock_mhz / e4m3.clock_mhz;
   std::printf("{\n \"gpu\": \"%s\", \"sms\": %d, \"enforced_power_limit_w\": %.1f, \"idle_power_reading_w\": %.1f,\n"
               " \"phase_s\": %.1f, \"settle_s\": %.1f, \"rounds\": %d, \"warpgroups\": %d, \"stages\": %d,\n"
               " \"instructions\": [\"%s\", \"%s\"], \"operands\": \"N(0,1) values in the format, mt19937 seed 1\",\n"
-              " \"phases\": [%s\n ],\n"
-              " \"bf16\": {\"power_w\": %.1f, \"sm_clock_mhz\": %.0f, \"tflops\": %.1f, \"pj_per_flop\": %.4f, "
-              "\"sw_power_cap_fraction\": %.3f},\n"
-              " \"e4m3\": {\"power_w\": %.1f, \"sm_clock_mhz\": %.0f, \"tflops\": %.1f, \"pj_per_flop\": %.4f, "
-              "\"sw_power_cap_fraction\": %.3f},\n"
+              " \"phases\": [%s\n ],\n \"bf16\": %s,\n \"e4m3\": %s,\n"
               " \"e4m3_over_bf16\": {\"clock\": %.4f, \"power\": %.4f, \"tflops\": %.4f, \"energy_per_flop\": %.4f, "
               "\"dynamic_power_per_cycle_at_equal_power\": %.4f}\n}\n",
-              prop.name, sms, limit_mw * 1e-3, idle_w, phase_s, settle_s, rounds, kWarpgroups, kStages,
-              formats[0].instruction, formats[1].instruction, phases.c_str(), med(0, &PhaseSummary::power_w), f_bf16,
-              med(0, &PhaseSummary::tflops), med(0, &PhaseSummary::pj_per_flop),
-              med(0, &PhaseSummary::sw_power_cap_fraction), med(1, &PhaseSummary::power_w), f_fp8,
-              med(1, &PhaseSummary::tflops), med(1, &PhaseSummary::pj_per_flop),
-              med(1, &PhaseSummary::sw_power_cap_fraction), f_fp8 / f_bf16,
-              med(1, &PhaseSummary::power_w) / med(0, &PhaseSummary::power_w),
-              med(1, &PhaseSummary::tflops) / med(0, &PhaseSummary::tflops),
-              med(1, &PhaseSummary::pj_per_flop) / med(0, &PhaseSummary::pj_per_flop),
-              (f_bf16 / f_fp8) * (f_bf16 / f_fp8) * (f_bf16 / f_fp8));
+              prop.name, sms, limit_mw * 1e-3, idle.empty() ? 0 : idle.back().power_mw * 1e-3, phase_s, settle_s,
+              rounds, kWarpgroups, kStages, formats[0].instruction, formats[1].instruction, phases.c_str(),
+              totals_json(bf16).c_str(), totals_json(e4m3).c_str(), 1 / clock_ratio, e4m3.power_w / bf16.power_w,
+              e4m3.tflops / bf16.tflops, e4m3.pj_per_flop / bf16.pj_per_flop, clock_ratio * clock_ratio * clock_ratio);
   for (Format& f : formats) cudaFree(f.operands);
   cudaFree(sink);
   cudaFree(timing);
