@@ -58,8 +58,10 @@ struct Mxfp8QuantizeShape {
 
 // How a GEMM with MXFP8 operands on tensor cores without block scaling (Hopper) applies its
 // scales (kernels/mxfp8/NOTES.md): promote each 32-wide block's FP8 product on the CUDA cores, or
-// dequantise the operands exactly to bf16 and run bf16 MMAs. "block_scale" in the spec.
-enum class BlockScaleScheme { promote, dequantize };
+// dequantise the operands exactly to bf16 and run bf16 MMAs, either as Y = X W^T (dequantize) or as
+// Y^T = W X^T with the tokens on the MMA's N (transposed: tile.m tokens x 64 channels, for the few
+// tokens per expert of decode). "block_scale" in the spec.
+enum class BlockScaleScheme { promote, dequantize, transposed };
 std::string to_string(BlockScaleScheme scheme);
 
 struct BlockScale {

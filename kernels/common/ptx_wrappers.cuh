@@ -20,6 +20,18 @@ __device__ __forceinline__ uint32_t ld_shared_u32(uint32_t addr) {
   return v;
 }
 
+// ld.shared.v4.b32 / st.shared.v4.b32 (9.7.9.8 ld, 9.7.9.9 st): 16 bytes at a shared-memory address.
+__device__ __forceinline__ uint4 ld_shared_v4(uint32_t addr) {
+  uint4 v;
+  asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr));
+  return v;
+}
+
+__device__ __forceinline__ void st_shared_v4(uint32_t addr, uint4 v) {
+  asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+               : "memory");
+}
+
 // --- mbarrier (PTX ISA 9.7.13.15 "Parallel Synchronization and Communication: mbarrier") ---
 
 // mbarrier.init: arrival count the phase waits for.

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The MXFP8 grouped GEMM in both schemes (kernels/mxfp8/: (a) promote, (b) dequantize) against our
+"""The MXFP8 grouped GEMM in every scheme (kernels/mxfp8/: (a) promote, (b) dequantize, and (b) transposed, Y^T = W X^T
+with the tokens on wgmma's N) against our
 bf16 grouped GEMM and torch._scaled_mm FP8 with per-tensor scales, and the MXFP8 layer (quantise X + GEMM) against the
 bf16 GEMM, on the issue's shapes.
 
@@ -8,8 +9,9 @@ two per row of X (2^-4..2^4, so block scales differ); both quantised by our roww
 (round-up rule, E4M3): X's blocks along its rows, W's along k. Candidates, timed interleaved run by
 run (the H100's clock drifts with temperature; blocks of runs would favour whichever ran first),
 CUDA events around each call from an idle GPU, `--warmup` untimed rounds, medians of `--reps`:
-  promote, dequantize: ours, each the best of a few ring depths and orders in a separate selection
-        round first (dequantize runs 3 stages only: its bf16 copies of W take the rest of shared memory);
+  promote, dequantize, transposed: ours, each the best of a few ring depths and orders (transposed: and tokens per
+        tile) in a separate selection round first (dequantize runs 3 stages only: its bf16 copies of W take the rest of
+        shared memory);
   bf16: our grouped GEMM (kernels/grouped_gemm, the configuration its own benchmark chose per shape,
         validation/data/h100/bench_grouped_gemm.json) on the unquantised bf16 X and W;
   scaled_mm: torch._scaled_mm of X and one expert's W as E4M3 with per-tensor scales, the
@@ -36,9 +38,19 @@ SHAPES = [  # name, tokens per expert, n, k, our bf16 configuration (tile_n, sta
     ("moe_e128x128", [128] * 128, 2048, 7168, (256, 4, "serpentine", False)),
     ("decode_e64x16", [16] * 64, 2048, 7168, (256, 4, "serpentine", False)),
 ]
-SCHEMES = {"promote": 0, "dequantize": 1}
-MXFP8_CANDIDATES = {"promote": [(5, "grouped_m:8", True), (4, "grouped_m:4", True), (5, "serpentine", False)],
-                    "dequantize": [(3, "grouped_m:8", True), (3, "grouped_m:4", True), (3, "serpentine", False)]}
+SCHEMES = {"promote": 0, "dequantize": 1, "transposed": 2}
+
+
+def mxfp8_candidates(tokens_per_expert):
+    """Per scheme: (stages, order, persistent, tile_tokens); tile_tokens only matters to transposed, whose tile is
+    tile_tokens x 64 channels (a token count of 16 takes 16-token tiles; more take 64 or 128)."""
+    fixed = {"promote": [(5, "grouped_m:8", True, 0), (4, "grouped_m:4", True, 0), (5, "serpentine", False, 0)],
+             "dequantize": [(3, "grouped_m:8", True, 0), (3, "grouped_m:4", True, 0), (3, "serpentine", False, 0)]}
+    if tokens_per_expert <= 16:
+        fixed["transposed"] = [(12, "row_major", True, 16), (16, "row_major", True, 16), (12, "serpentine", False, 16)]
+    else:
+        fixed["transposed"] = [(4, "grouped_m:4", True, 128), (10, "grouped_m:4", True, 64), (4, "row_major", True, 128)]
+    return fixed
 
 
 class Handle:
@@ -136,16 +148,16 @@ def shape_record(name, tokens, n, k, bf16_cfg, libs, reps, warmup):
     y_bf = torch.empty(total, n, device="cuda", dtype=torch.bfloat16)
     tok = (ctypes.c_int * experts)(*tokens)
 
-    def mxfp8(scheme, stages, order, persistent):
+    def mxfp8(scheme, stages, order, persistent, tile_tokens):
         return Handle(mx_lib, "tilesim_mxfp8_gemm",
-                      [experts, tok, n, k, stages, int(persistent), order.encode(), SCHEMES[scheme], ptr(xq), ptr(xs),
-                       ptr(wq), ptr(ws), ptr(y_mx[scheme]), sms])
+                      [experts, tok, n, k, stages, int(persistent), order.encode(), SCHEMES[scheme], tile_tokens,
+                       ptr(xq), ptr(xs), ptr(wq), ptr(ws), ptr(y_mx[scheme]), sms])
 
     tile_n, stages, order, persistent = bf16_cfg
     bf16 = Handle(gg_lib, "tilesim_grouped_gemm",
                   [experts, tok, n, k, tile_n, stages, int(persistent), order.encode(), ptr(x), ptr(w), ptr(y_bf), sms])
-    candidates = {f"{scheme}/s{s}/{o}/{'persistent' if p else 'grid'}": mxfp8(scheme, s, o, p)
-                  for scheme, configs in MXFP8_CANDIDATES.items() for s, o, p in configs}
+    candidates = {f"{scheme}/{f't{t}/' if t else ''}s{s}/{o}/{'persistent' if p else 'grid'}": mxfp8(scheme, s, o, p, t)
+                  for scheme, configs in mxfp8_candidates(tokens[0]).items() for s, o, p, t in configs}
     selection = interleaved_medians(candidates, max(5, reps // 3), warmup)
     best = {scheme: min((c for c in selection if c.startswith(scheme + "/")), key=selection.get) for scheme in SCHEMES}
     ours = {scheme: candidates[best[scheme]] for scheme in SCHEMES}
@@ -167,7 +179,7 @@ def shape_record(name, tokens, n, k, bf16_cfg, libs, reps, warmup):
     one = torch.ones((), device="cuda", dtype=torch.float32)
     x8 = x.to(torch.float8_e4m3fn)
     w8 = w[0].to(torch.float8_e4m3fn)
-    fns = {"promote": ours["promote"], "dequantize": ours["dequantize"], "bf16": bf16,
+    fns = {"promote": ours["promote"], "dequantize": ours["dequantize"], "transposed": ours["transposed"], "bf16": bf16,
            "scaled_mm": lambda: torch._scaled_mm(x8, w8.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16),
            "layer_mxfp8": lambda: (quantize_x(), ours[faster]()), "quantize_x": quantize_x}
     med = interleaved_medians(fns, reps, warmup)
@@ -208,18 +220,19 @@ def main():
         ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
     wanted = set(filter(None, args.shapes.split(",")))
     records = []
-    print(f"{'shape':20} {'promote':>7} {'dequant':>7} {'bf16':>7} {'best/bf16':>9} {'scaled_mm':>9} {'layer/bf16':>10}"
-          f" | err vs dequantised (a, b), vs bf16 inputs (a, b)")
+    print(f"{'shape':20} {'promote':>7} {'dequant':>7} {'transp':>7} {'bf16':>7} {'best/bf16':>9} {'scaled_mm':>9} "
+          f"{'layer/bf16':>10} | err vs dequantised (a, b, t), vs bf16 inputs (a, b, t)")
     for name, tokens, n, k, cfg in SHAPES:
         if wanted and name not in wanted:
             continue
         r = shape_record(name, tokens, n, k, cfg, (mx_lib, gg_lib), args.reps, args.warmup)
         records.append(r)
         a = r["accuracy"]
-        print(f"{name:20} {r['promote_tflops']:7.1f} {r['dequantize_tflops']:7.1f} {r['bf16_tflops']:7.1f} "
-              f"{r['winner_vs_bf16']:9.3f} {r['scaled_mm_per_tensor_tflops']:9.1f} {r['layer_vs_bf16']:10.3f} | "
-              f"{a['promote_vs_fp32_of_dequantised_rel']}, {a['dequantize_vs_fp32_of_dequantised_rel']}, "
-              f"{a['promote_vs_fp32_of_bf16_inputs_rel']}, {a['dequantize_vs_fp32_of_bf16_inputs_rel']}", flush=True)
+        print(f"{name:20} {r['promote_tflops']:7.1f} {r['dequantize_tflops']:7.1f} {r['transposed_tflops']:7.1f} "
+              f"{r['bf16_tflops']:7.1f} {r['winner_vs_bf16']:9.3f} {r['scaled_mm_per_tensor_tflops']:9.1f} "
+              f"{r['layer_vs_bf16']:10.3f} | "
+              + ", ".join(str(a[f"{s}_vs_fp32_of_dequantised_rel"]) for s in SCHEMES) + ", "
+              + ", ".join(str(a[f"{s}_vs_fp32_of_bf16_inputs_rel"]) for s in SCHEMES), flush=True)
         torch.cuda.empty_cache()
     props = torch.cuda.get_device_properties(0)
     driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], capture_output=True,

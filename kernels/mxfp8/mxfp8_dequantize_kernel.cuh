@@ -32,17 +32,6 @@ constexpr int kDequantizeStages = 3; // 3 x 32 KB FP8 stages + 2 x 32 KB bf16 ti
 
 inline int dequantize_shared_bytes(int stages) { return shared_bytes(stages) + 1023 + kBf16Buffers * kBf16TileBytes; }
 
-__device__ __forceinline__ uint4 ld_shared_v4(uint32_t addr) {
-  uint4 v;
-  asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr));
-  return v;
-}
-
-__device__ __forceinline__ void st_shared_v4(uint32_t addr, uint4 v) {
-  asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
-               : "memory");
-}
-
 // The four 16-byte units of W's stage tile a consumer thread converts: rows consumer * 64 + t / 8
 // + 16 j (j < 4), all in unit u = t % 8 (K 16u..16u + 15, MX block u / 2). A quarter warp reads one
 // row's eight units (TMA's 128-byte swizzle puts unit u of row r at u ^ (r % 8)): no bank conflict.
@@ -90,7 +79,7 @@ __device__ __forceinline__ void convert_stage(uint32_t x_stage, uint32_t w_stage
                                               uint32_t (&frag)[8][4], uint4 (&w_out)[4][2]) {
 #pragma unroll
   for (int j = 0; j < 4; ++j) {
-    const uint4 raw = ld_shared_v4(w_stage + units.src[j]);
+    const uint4 raw = ptx::ld_shared_v4(w_stage + units.src[j]);
     w_out[j][0] = make_uint4(convert<TwoSteps>(raw.x, 0, ws[j]), convert<TwoSteps>(raw.x, 2, ws[j]),
                              convert<TwoSteps>(raw.y, 0, ws[j]), convert<TwoSteps>(raw.y, 2, ws[j]));
     w_out[j][1] = make_uint4(convert<TwoSteps>(raw.z, 0, ws[j]), convert<TwoSteps>(raw.z, 2, ws[j]),
@@ -149,7 +138,7 @@ __device__ __forceinline__ void dequantize_stage(const Ring& ring, const ScaleAr
 #pragma unroll
   for (int j = 0; j < 4; ++j)
 #pragma unroll
-    for (int c = 0; c < 2; ++c) st_shared_v4(tile + units.dst[j][c], w_out[j][c]);
+    for (int c = 0; c < 2; ++c) ptx::st_shared_v4(tile + units.dst[j][c], w_out[j][c]);
   ptx::fence_proxy_async_shared(); // generic-proxy stores, read by wgmma (the async proxy)
   ptx::named_barrier_sync(kConsumerBarrier, 256);
   ptx::wgmma_fence();

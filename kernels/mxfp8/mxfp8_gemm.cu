@@ -8,6 +8,7 @@
 #include "kernels/common/expert_tiles.h"
 #include "kernels/common/tensor_maps.h"
 #include "kernels/mxfp8/mxfp8_dequantize_kernel.cuh"
+#include "kernels/mxfp8/mxfp8_transposed_launch.h"
 
 namespace tilesim::kernels {
 namespace {
@@ -75,6 +76,7 @@ bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 
 } // namespace
 
 std::string mxfp8_gemm_unsupported_reason(int tile_m, int tile_n, int tile_k, int stages, Mxfp8GemmScheme scheme) {
+  if (scheme == Mxfp8GemmScheme::transposed) return mxfp8_transposed::unsupported_reason(tile_m, tile_n, tile_k, stages);
   if (tile_m != kBlockM) return "tile_m = " + std::to_string(tile_m) + " is not supported; use 128";
   // A 256-wide tile would need 128 accumulators and 128 temporaries per thread: more than 232 registers.
   if (tile_n != kBlockN) return "tile_n = " + std::to_string(tile_n) + " is not supported; use 128";
@@ -101,6 +103,7 @@ struct Mxfp8GroupedGemm::Impl {
   Mxfp8GemmProblem problem;
   TensorMaps maps{};
   Params params{};
+  mxfp8_transposed::Launch transposed; // the transposed scheme's maps, parameters and grid
   int* device_offsets = nullptr;
   int tiles = 0, grid = 0, total_tokens = 0;
 };
@@ -110,9 +113,12 @@ Mxfp8GroupedGemm::Mxfp8GroupedGemm(const Mxfp8GemmProblem& problem, const void* 
     : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   m.problem = problem;
-  require(problem.scheme == Mxfp8GemmScheme::promote || problem.scheme == Mxfp8GemmScheme::dequantize,
+  require(problem.scheme == Mxfp8GemmScheme::promote || problem.scheme == Mxfp8GemmScheme::dequantize ||
+              problem.scheme == Mxfp8GemmScheme::transposed,
           "scheme is not an Mxfp8GemmScheme");
-  const std::string reason = mxfp8_gemm_unsupported_reason(kBlockM, kBlockN, kBlockK, problem.stages, problem.scheme);
+  const bool transposed = problem.scheme == Mxfp8GemmScheme::transposed;
+  const int tile_m = transposed ? problem.tile_tokens : kBlockM, tile_n = transposed ? mxfp8_transposed::kBlockN : kBlockN;
+  const std::string reason = mxfp8_gemm_unsupported_reason(tile_m, tile_n, kBlockK, problem.stages, problem.scheme);
   require(reason.empty(), reason);
   require(mxfp8_gemm_k_reason(problem.k).empty(), mxfp8_gemm_k_reason(problem.k));
   require(problem.experts >= 1, "experts = " + std::to_string(problem.experts) + " must be >= 1");
@@ -126,9 +132,24 @@ Mxfp8GroupedGemm::Mxfp8GroupedGemm(const Mxfp8GemmProblem& problem, const void* 
   require(problem.order.group >= 1, "order.group = " + std::to_string(problem.order.group) + " must be >= 1");
   require(sm_count >= 1, "sm_count = " + std::to_string(sm_count) + " must be >= 1");
 
-  const ExpertTiles space = expert_tiles(problem.tokens_per_expert, kBlockM, problem.n, kBlockN, "Mxfp8GemmProblem");
+  const ExpertTiles space = expert_tiles(problem.tokens_per_expert, tile_m, problem.n, tile_n, "Mxfp8GemmProblem");
   m.total_tokens = space.total_tokens;
   m.tiles = space.tiles;
+  if (transposed) {
+    if (m.total_tokens > 0) {
+      require(x && x_scales && w && w_scales && y, "x, x_scales, w, w_scales and y must be device pointers, got a null");
+      require(aligned16(x) && aligned16(w), "x and w must be 16-byte aligned (TMA global addresses)");
+      require(reinterpret_cast<std::uintptr_t>(x_scales) % 4 == 0 && reinterpret_cast<std::uintptr_t>(w_scales) % 4 == 0,
+              "x_scales and w_scales must be 4-byte aligned (a stage's four scale bytes are one load)");
+    }
+    check_cuda(cudaMalloc(&m.device_offsets, space.offsets.size() * sizeof(int)), "cudaMalloc(offsets)");
+    check_cuda(cudaMemcpy(m.device_offsets, space.offsets.data(), space.offsets.size() * sizeof(int),
+                          cudaMemcpyHostToDevice),
+               "cudaMemcpy(offsets)");
+    m.transposed = mxfp8_transposed::make_launch(problem, space, m.device_offsets, x, x_scales, w, w_scales, y, sm_count);
+    m.grid = m.transposed.grid;
+    return;
+  }
   const int pairs = (m.tiles + kClusterSize - 1) / kClusterSize;
   const int clusters = problem.persistent
                            ? std::max(1, std::min({sm_count / kClusterSize,
@@ -178,6 +199,10 @@ Mxfp8GroupedGemm::~Mxfp8GroupedGemm() {
 void Mxfp8GroupedGemm::run(cudaStream_t stream, TileTrace* trace) const {
   const Impl& m = *impl_;
   if (m.tiles == 0) return;
+  if (m.problem.scheme == Mxfp8GemmScheme::transposed) {
+    mxfp8_transposed::run(m.transposed, stream, trace);
+    return;
+  }
   Params params = m.params;
   params.gemm.trace = trace;
   cudaLaunchAttribute cluster{};

@@ -1,8 +1,9 @@
 // Block-scaled MXFP8 grouped GEMM for Hopper (sm_90a): Y_e = X_e * W_e^T for every expert e, with
 // FP8 E4M3 elements and one E8M0 scale per 32 consecutive K-elements (OCP MX v1.0), fp32
-// accumulation, bf16 out, in either scheme of kernels/mxfp8/NOTES.md: (a) promote, FP8 wgmma per MX
-// block with the scales applied to each block's product on the CUDA cores; (b) dequantize, both
-// operands converted exactly to bf16 with their scales, then bf16 wgmma.
+// accumulation, bf16 out, in one of the schemes of kernels/mxfp8/NOTES.md: (a) promote, FP8 wgmma per
+// MX block with the scales applied to each block's product on the CUDA cores; (b) dequantize, both
+// operands converted exactly to bf16 with their scales, then bf16 wgmma; transposed, (b) computing
+// Y^T = W * X^T with W converted as wgmma's register A and the few tokens of decode tiles as its N.
 //
 //   X [total_tokens, k] e4m3, X scales [total_tokens, k / 32] e8m0 (the rowwise quantiser's output)
 //   W [experts, n, k]   e4m3, W scales [experts * n, k / 32] e8m0 (W's rows quantised along k)
@@ -24,14 +25,15 @@
 
 namespace tilesim::kernels {
 
-enum class Mxfp8GemmScheme : int { promote = 0, dequantize = 1 };
+enum class Mxfp8GemmScheme : int { promote = 0, dequantize = 1, transposed = 2 };
 
 struct Mxfp8GemmProblem {
   int experts = 1;
   std::vector<int> tokens_per_expert; // size == experts
   int n = 0;                          // multiple of 8
   int k = 0;                          // multiple of 128: whole stages of four MX blocks
-  int stages = 4;                     // promote 3..5, dequantize 3
+  int stages = 4;                     // promote 3..5, dequantize 3, transposed a multiple of its consumers
+  int tile_tokens = 16;               // transposed only: tokens per tile (wgmma's N), 16, 32, 64 or 128
   Mxfp8GemmScheme scheme = Mxfp8GemmScheme::promote;
   bool persistent = true;
   LaunchOrder order{};

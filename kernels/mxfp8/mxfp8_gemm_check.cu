@@ -1,4 +1,4 @@
-// mxfp8_gemm_check: the MXFP8 grouped GEMM, both schemes (promote, dequantize), against the CPU
+// mxfp8_gemm_check: the MXFP8 grouped GEMM, every scheme (promote, dequantize, transposed), against the CPU
 // reference of the dequantised operands (mxfp8_gemm_reference.h), every output element; and the
 // dequantize scheme's conversion on the GPU, every element byte at every scale byte, bit for bit
 // against the OCP-spec reference (the CPU test runs the same code on the host). Random E4M3 elements (every finite code), random
@@ -41,6 +41,7 @@ struct Case {
   Scales scales;
   bool quick;
   tk::Mxfp8GemmScheme scheme = tk::Mxfp8GemmScheme::promote;
+  int tile_tokens = 16; // the transposed scheme's tokens per tile
 };
 
 struct Operands {
@@ -109,6 +110,7 @@ bool run_case(const Case& c, int sm_count, std::mt19937_64& rng) {
   p.persistent = c.persistent;
   p.order = tilesim::parse_launch_order(c.order);
   p.scheme = c.scheme;
+  p.tile_tokens = c.tile_tokens;
   std::vector<std::uint16_t> got(y_count);
   try {
     tk::Mxfp8GroupedGemm gemm(p, x, xs, w, ws, y, sm_count);
@@ -261,16 +263,41 @@ int main(int argc, char** argv) {
       {"dequantize adversarial scales, one CTA per tile, expert_major:2", {200, 0, 57}, 256, 1536, "expert_major:2",
        false, 3, Scales::adversarial, false, deq},
   };
+  const auto tr = tk::Mxfp8GemmScheme::transposed;
+  const std::vector<Case> transposed_cases = {
+      {"transposed unit X 16x64x128", {16}, 64, 128, "row_major", true, 4, Scales::unit_x, true, tr, 16},
+      {"transposed unit W 16x64x128", {16}, 64, 128, "row_major", true, 4, Scales::unit_w, true, tr, 16},
+      {"transposed decode E=8 x 16 n=256 k=1024 grouped_m:4", std::vector<int>(8, 16), 256, 1024, "grouped_m:4", true,
+       8, Scales::moderate, true, tr, 16},
+      // 5 K blocks a tile: the consumers' turns move from tile to tile.
+      {"transposed ragged E=6 n=200 k=640 hilbert one CTA per tile", {0, 1, 17, 40, 5, 16}, 200, 640, "hilbert", false,
+       4, Scales::moderate, true, tr, 16},
+      {"transposed ragged E=6 n=200 k=640 persistent 16 stages", {0, 1, 17, 40, 5, 16}, 200, 640, "serpentine", true,
+       16, Scales::moderate, false, tr, 16},
+      {"transposed 32 tokens E=4 n=128 k=1024 interleaved", {32, 50, 3, 31}, 128, 1024, "interleaved", true, 8,
+       Scales::moderate, true, tr, 32},
+      {"transposed 64 tokens E=3 n=192 k=768 column_major", {64, 100, 1}, 192, 768, "column_major", true, 4,
+       Scales::moderate, true, tr, 64},
+      {"transposed 128 tokens E=3 n=128 k=1024 grouped_n:4", {128, 200, 7}, 128, 1024, "grouped_n:4", true, 4,
+       Scales::moderate, true, tr, 128},
+      {"transposed adversarial scales E=3 n=128 k=1024", {20, 0, 37}, 128, 1024, "expert_major:2", true, 8,
+       Scales::adversarial, true, tr, 16},
+      {"transposed adversarial scales 128 tokens one CTA per tile", {130, 70}, 256, 1024, "row_major", false, 2,
+       Scales::adversarial, false, tr, 128},
+  };
   std::mt19937_64 rng(20);
   bool ok = conversion_every_byte();
   for (const Case& c : cases)
     if (!quick || c.quick) ok = run_case(c, sms, rng) && ok;
   for (const Case& c : dequantize_cases)
     if (!quick || c.quick) ok = run_case(c, sms, rng) && ok;
+  for (const Case& c : transposed_cases)
+    if (!quick || c.quick) ok = run_case(c, sms, rng) && ok;
   ok = refuses(1000, 4, "multiple of 32") && ok;
   ok = refuses(544, 4, "multiple of 128") && ok;
   ok = refuses(1024, 6, "stages = 6") && ok;
   ok = refuses(1024, 4, "not supported by the dequantize scheme", deq) && ok;
+  ok = refuses(1024, 6, "use a multiple of 4", tr) && ok;
   std::printf("%s\n", ok ? "PASS" : "FAIL");
   return ok ? 0 : 1;
 }

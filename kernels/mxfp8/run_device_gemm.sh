@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# Issue 20's GEMM device session (H100), one call: the MXFP8 GEMM's quick check, both schemes
+# Issue 20's GEMM device session (H100), one call: the MXFP8 GEMM's quick check, every scheme
 # (nothing else runs if it fails), compute-sanitizer memcheck once, the full check, its SASS and
-# resources per scheme, the promote-rate microbenchmark (where BIN_DIR has it), the benchmark of both
-# schemes against our bf16 grouped GEMM and torch._scaled_mm (bench_gemm.py), and the GEMM part of
+# resources per scheme, the stage-rate microbenchmark (where BIN_DIR has it), the benchmark of every
+# scheme against our bf16 grouped GEMM and torch._scaled_mm (bench_gemm.py), and the GEMM part of
 # the MXFP8 dataset.
 #
 #   kernels/mxfp8/run_device_gemm.sh BIN_DIR OUT_DIR [SWEEP_SECONDS] [SPEC_GLOB]
 #
 # BIN_DIR holds mxfp8_gemm_check, tilesim-measure, libtilesim_mxfp8_capi.so,
-# libtilesim_grouped_gemm_capi.so and optionally mxfp8_promote_rate. Writes OUT_DIR/gemm_checks.log,
-# sass_gemm.txt, mxfp8_promote_rate.json, bench_gemm.json, gemm_dataset.log and gemm_measured.tgz (one
+# libtilesim_grouped_gemm_capi.so and optionally mxfp8_stage_rate. Writes OUT_DIR/gemm_checks.log,
+# sass_gemm.txt, mxfp8_stage_rate.json, bench_gemm.json, gemm_dataset.log and gemm_measured.tgz (one
 # result per SPEC_GLOB.json spec (default g_*) of validation/data/h100/mxfp8/specs/, same file name,
 # each with its exact command in its provenance), starting no configuration after SWEEP_SECONDS
 # (default 240).
@@ -33,15 +33,15 @@ export LD_LIBRARY_PATH="/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64
   timeout 150 "$bin/mxfp8_gemm_check"
   echo "== SASS instruction counts and resources"
   if command -v cuobjdump > /dev/null; then
-    cuobjdump -sass "$bin/mxfp8_gemm_check" | awk '/Function :/ {name=$3; scheme=(name ~ /Dequantize/ ? "dequantize" : "promote")} /^ +\/\*[0-9a-f]+\*\// {split($2, op, "."); if (name ~ /mxfp8_gemm/) count[scheme " " op[1]]++} END {for (o in count) print count[o], o}' |
-      sort -rn | head -60 | tee "$out/sass_gemm.txt"
-    cuobjdump --dump-resource-usage "$bin/mxfp8_gemm_check" | grep -A1 mxfp8_gemm | tee -a "$out/sass_gemm.txt"
+    cuobjdump -sass "$bin/mxfp8_gemm_check" | awk '/Function :/ {name=$3; scheme=(name ~ /transposed_kernelILi/ ? "transposed_t" substr(name, index(name, "ILi") + 3, 3) : name ~ /Dequantize/ ? "dequantize" : "promote")} /^ +\/\*[0-9a-f]+\*\// {split($2, op, "."); if (name ~ /mxfp8_(gemm|transposed)/) count[scheme " " op[1]]++} END {for (o in count) print count[o], o}' |
+      sort -k2,2 -k1,1rn | tee "$out/sass_gemm.txt"
+    cuobjdump --dump-resource-usage "$bin/mxfp8_gemm_check" | grep -A1 'mxfp8_gemm\|mxfp8_transposed' | tee -a "$out/sass_gemm.txt"
   else
     echo "no cuobjdump"
   fi
-  if [ -x "$bin/mxfp8_promote_rate" ]; then
-    echo "== promote-rate microbenchmark"
-    timeout 60 "$bin/mxfp8_promote_rate" | tee "$out/mxfp8_promote_rate.json"
+  if [ -x "$bin/mxfp8_stage_rate" ]; then
+    echo "== stage-rate microbenchmark"
+    timeout 120 "$bin/mxfp8_stage_rate" --reps 50 | tee "$out/mxfp8_stage_rate.json"
   fi
   echo "== benchmark"
   PYTHONUNBUFFERED=1 timeout 300 python3 kernels/mxfp8/bench_gemm.py --mxfp8-lib "$bin/libtilesim_mxfp8_capi.so" \

@@ -1,4 +1,4 @@
-// The MXFP8 grouped GEMM of kernels/mxfp8/ (either scheme, block_scale.scheme) as a measured workload, built from a
+// The MXFP8 grouped GEMM of kernels/mxfp8/ (any scheme, block_scale.scheme) as a measured workload, built from a
 // kernel spec with "dtype": "mxfp8". Its operands are what training would feed it: random bf16 X and
 // W, each quantised along K by our rowwise quantiser (round-up rule, E4M3). The output check
 // recomputes sampled outputs from the device's own FP8 elements and scales on the CPU
@@ -20,7 +20,7 @@ namespace tilesim::measure {
 namespace {
 
 namespace ref = kernels::mxfp8_reference;
-constexpr int kKernelWarps = 12; // one producer and two consumer warpgroups
+constexpr int kKernelWarps = 12; // promote, dequantize: one producer and two consumer warpgroups
 constexpr int kCheckSamples = 48;
 
 void require(bool ok, const std::string& spec, const std::string& field, const std::string& problem) {
@@ -28,9 +28,16 @@ void require(bool ok, const std::string& spec, const std::string& field, const s
 }
 
 kernels::Mxfp8GemmScheme scheme_of(const KernelSpec& s) {
-  return s.block_scale.scheme == BlockScaleScheme::dequantize ? kernels::Mxfp8GemmScheme::dequantize
-                                                               : kernels::Mxfp8GemmScheme::promote;
+  switch (s.block_scale.scheme) {
+  case BlockScaleScheme::dequantize: return kernels::Mxfp8GemmScheme::dequantize;
+  case BlockScaleScheme::transposed: return kernels::Mxfp8GemmScheme::transposed;
+  default: return kernels::Mxfp8GemmScheme::promote;
+  }
 }
+
+// The transposed scheme's warps: a producer warpgroup and four consumers at 16 or 32 tokens per
+// tile, two at 64 or 128 (kernels/mxfp8/mxfp8_transposed_kernel.cuh).
+int transposed_warps(int tile_m) { return 4 * (1 + (tile_m <= 32 ? 4 : 2)); }
 
 void check_spec(const KernelSpec& s) {
   const std::string& n = s.name;
@@ -40,8 +47,16 @@ void check_spec(const KernelSpec& s) {
   require(s.a_layout == MatrixLayout::row && s.b_layout == MatrixLayout::col, n, "layout",
           "the kernel computes Y = X * W^T with both K-contiguous; use {\"a\": \"row\", \"b\": \"col\"}");
   require(s.load == LoadPath::tma, n, "load", "the kernel loads with TMA; use \"tma\"");
-  require(s.warps == kKernelWarps, n, "warps", "the kernel runs 3 warpgroups (1 producer, 2 consumers); use 12");
-  require(s.cluster == 2, n, "cluster", "the kernel runs clusters of 2 CTAs; set \"cluster\": 2");
+  if (s.block_scale.scheme == BlockScaleScheme::transposed) {
+    const int warps = transposed_warps(s.tile.m);
+    require(s.warps == warps, n, "warps",
+            "the transposed kernel runs " + std::to_string(warps / 4) + " warpgroups at tile.m " +
+                std::to_string(s.tile.m) + "; use " + std::to_string(warps));
+    require(s.cluster == 1, n, "cluster", "the transposed kernel runs no clusters; set \"cluster\": 1");
+  } else {
+    require(s.warps == kKernelWarps, n, "warps", "the kernel runs 3 warpgroups (1 producer, 2 consumers); use 12");
+    require(s.cluster == 2, n, "cluster", "the kernel runs clusters of 2 CTAs; set \"cluster\": 2");
+  }
   const std::string tile =
       kernels::mxfp8_gemm_unsupported_reason(s.tile.m, s.tile.n, s.tile.k, s.stages, scheme_of(s));
   require(tile.empty(), n, "tile/stages", tile);
@@ -95,6 +110,7 @@ public:
       p.persistent = spec.persistent;
       p.order = spec.order;
       p.scheme = scheme_of(spec);
+      p.tile_tokens = spec.tile.m;
       gemm_ = std::make_unique<kernels::Mxfp8GroupedGemm>(p, x_.get(), x_scales_.get(), w_.get(), w_scales_.get(),
                                                            y_.get(), sms);
     } catch (const kernels::KernelError& e) {

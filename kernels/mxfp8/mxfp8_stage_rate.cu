@@ -1,0 +1,168 @@
+// mxfp8_stage_rate: what one 128-deep K stage costs each CTA of the MXFP8 GEMM as committed, in
+// every scheme and tile, when its operands are already in L2: the compute side of a K step (the
+// waits, the scale loads, the conversion or promotion, the wgmma, the barriers and the release), apart
+// from DRAM. The simulator's mxfp8_gemm model charges this per K step (sim/src/mxfp8_gemm_model.cpp);
+// no dataset shape is used.
+//
+// Per variant: one tile row of tokens and a few SMs' worth of tile columns (16 CTAs of 128 x 128
+// for promote and dequantize, which run in clusters of two; 33 of tile_tokens x 64 for transposed),
+// run at two depths, 8 and 64 stages, with every operand L2-resident (W at most 17 MB at the deeper
+// one; five warm-up launches), CUDA events around each launch, median of --reps. The 56 extra
+// stages of the deeper run cost (t(K2) - t(K1)) / 56 per CTA; the launch, the first loads and the
+// epilogue cancel. What is measured is each SM's own warps, which do not depend on how many SMs
+// run. Cycles are ns x 1980 MHz, the board's maximum clock, as for mixed_input_k_block_cycles
+// (kernels/mixed_input/mixed_input_block_rate.cu says why its in-kernel probe is not trusted).
+// Output: one JSON object on stdout.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "kernels/common/check_kernels.cuh"
+#include "kernels/mxfp8/mxfp8_gemm.h"
+#include "models/launch_order_names.h"
+
+namespace tk = tilesim::kernels;
+using tk::testing::check;
+
+namespace {
+
+constexpr double kClockMhz = 1980.0;
+constexpr int kStageK = 128;
+
+// Random E4M3 bytes (the NaN codes s.1111.111 moved one down) and E8M0 scales 2^-7..2^7: every
+// block takes the kernels' one-multiply path, as quantised activations and weights do.
+__global__ void fill_operand(uint8_t* elements, std::size_t count, uint8_t* scales, std::size_t scale_count,
+                             uint32_t seed) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    uint32_t h = static_cast<uint32_t>(i) * 2654435761u ^ seed;
+    h ^= h >> 15;
+    h *= 2246822519u;
+    h ^= h >> 13;
+    const uint8_t b = static_cast<uint8_t>(h);
+    elements[i] = (b & 0x7F) == 0x7F ? static_cast<uint8_t>(b - 1) : b;
+    if (i < scale_count) scales[i] = static_cast<uint8_t>(120 + (h >> 8) % 15);
+  }
+}
+
+struct Variant {
+  const char* scheme;
+  tk::Mxfp8GemmScheme value;
+  int tile_m, tile_n, stages;
+};
+
+struct Operand {
+  uint8_t* elements = nullptr;
+  uint8_t* scales = nullptr;
+  Operand(std::size_t rows, int k, uint32_t seed) {
+    const std::size_t count = rows * k, scale_count = rows * (k / 32);
+    check(cudaMalloc(&elements, count), "cudaMalloc(elements)");
+    check(cudaMalloc(&scales, scale_count), "cudaMalloc(scales)");
+    fill_operand<<<264, 256>>>(elements, count, scales, scale_count, seed);
+    check(cudaGetLastError(), "fill_operand launch");
+  }
+  ~Operand() {
+    cudaFree(elements);
+    cudaFree(scales);
+  }
+};
+
+float median(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Median event time of `reps` launches of the variant K deep over `ctas` tile columns.
+float time_ms(const Variant& v, int k, int ctas, int sms, int reps) {
+  tk::Mxfp8GemmProblem p;
+  p.tokens_per_expert = {v.tile_m};
+  p.n = ctas * v.tile_n;
+  p.k = k;
+  p.stages = v.stages;
+  p.scheme = v.value;
+  p.tile_tokens = v.tile_m;
+  p.order = tilesim::parse_launch_order("row_major");
+  const Operand x(v.tile_m, k, 1), w(static_cast<std::size_t>(p.n), k, 2);
+  void* y = nullptr;
+  check(cudaMalloc(&y, static_cast<std::size_t>(v.tile_m) * p.n * 2), "cudaMalloc(Y)");
+  std::vector<float> ms;
+  {
+    tk::Mxfp8GroupedGemm gemm(p, x.elements, x.scales, w.elements, w.scales, y, sms);
+    cudaEvent_t start, stop;
+    check(cudaEventCreate(&start), "cudaEventCreate");
+    check(cudaEventCreate(&stop), "cudaEventCreate");
+    for (int r = 0; r < 5; ++r) gemm.run(nullptr, nullptr);
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (warm-up)");
+    for (int r = 0; r < reps; ++r) {
+      check(cudaEventRecord(start), "cudaEventRecord");
+      gemm.run(nullptr, nullptr);
+      check(cudaEventRecord(stop), "cudaEventRecord");
+      check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+      float t = 0;
+      check(cudaEventElapsedTime(&t, start, stop), "cudaEventElapsedTime");
+      ms.push_back(t);
+    }
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+  }
+  cudaFree(y);
+  return median(ms);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  int reps = 50;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
+    else {
+      std::fprintf(stderr, "mxfp8_stage_rate: unknown option %s; use --reps N\n", argv[i]);
+      return 1;
+    }
+  }
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::fprintf(stderr, "mxfp8_stage_rate: no CUDA device; run it on an H100\n");
+    return 1;
+  }
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  const int sms = prop.multiProcessorCount;
+  using S = tk::Mxfp8GemmScheme;
+  // The kernels' tiles at the ring depths the dataset and the benchmark use.
+  const Variant variants[] = {
+      {"promote", S::promote, 128, 128, 4},     {"promote", S::promote, 128, 128, 5},
+      {"dequantize", S::dequantize, 128, 128, 3}, {"transposed", S::transposed, 16, 64, 12},
+      {"transposed", S::transposed, 16, 64, 16}, {"transposed", S::transposed, 32, 64, 12},
+      {"transposed", S::transposed, 64, 64, 10}, {"transposed", S::transposed, 128, 64, 4},
+  };
+  std::printf("{\n \"gpu\": \"%s\",\n \"sms\": %d,\n \"reps\": %d,\n \"clock_mhz_for_cycles\": %.0f,\n \"unit\": "
+              "\"per CTA: one 128-deep K stage of the tile, operands L2-resident\",\n \"configs\": [",
+              prop.name, sms, reps, kClockMhz);
+  bool first = true;
+  for (const Variant& v : variants) {
+    const int ctas = v.tile_n == 128 ? 16 : sms / 4;
+    const int k1 = 8 * kStageK, k2 = 64 * kStageK;
+    const float t1 = time_ms(v, k1, ctas, sms, reps);
+    const float t2 = time_ms(v, k2, ctas, sms, reps);
+    const double ns = (t2 - t1) * 1e6 / ((k2 - k1) / kStageK);
+    std::printf("%s\n  {\"scheme\": \"%s\", \"tile_m\": %d, \"tile_n\": %d, \"tile_k\": %d, \"stages\": %d, \"ctas\": %d, "
+                "\"k1\": %d, \"k2\": %d, \"ms_k1\": %.5f, \"ms_k2\": %.5f, \"ns_per_stage\": %.1f, "
+                "\"cycles_per_stage\": %.0f}",
+                first ? "" : ",", v.scheme, v.tile_m, v.tile_n, kStageK, v.stages, ctas, k1, k2, t1, t2, ns,
+                ns * kClockMhz * 1e-3);
+    first = false;
+    std::fflush(stdout);
+  }
+  char date[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%MZ", std::gmtime(&now));
+  std::printf("\n ],\n \"date\": \"%s\"\n}\n", date);
+  return 0;
+}

@@ -1,0 +1,119 @@
+// Host launcher of the MXFP8 GEMM's transposed scheme: picks the compiled instantiation for the
+// tile's token count, raises its shared memory, sizes the grid, launches.
+#include "kernels/mxfp8/mxfp8_transposed_launch.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "kernels/common/tensor_maps.h"
+
+namespace tilesim::kernels::mxfp8_transposed {
+namespace {
+
+constexpr int kMaxSharedBytes = 227 * 1024; // the most shared memory a block may opt into on sm_90
+
+void check_cuda(cudaError_t err, const char* call) {
+  if (err != cudaSuccess) throw KernelError(std::string(call) + " failed: " + cudaGetErrorString(err));
+}
+
+template <int T> struct Instance {
+  using Shape = TileShape<T>;
+  static void enable_shared_memory(int bytes) {
+    static int enabled = 0; // raised once per instantiation, to the largest asked
+    if (bytes <= enabled) return;
+    check_cuda(cudaFuncSetAttribute(mxfp8_transposed_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
+               "cudaFuncSetAttribute(mxfp8_transposed_kernel, MaxDynamicSharedMemorySize)");
+    enabled = bytes;
+  }
+  static int resident_per_sm(int stages) {
+    enable_shared_memory(Shape::shared_bytes(stages));
+    int blocks = 0;
+    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, mxfp8_transposed_kernel<T>, Shape::threads,
+                                                             Shape::shared_bytes(stages)),
+               "cudaOccupancyMaxActiveBlocksPerMultiprocessor(mxfp8_transposed_kernel)");
+    return blocks;
+  }
+  static void launch(const TensorMaps& maps, const Params& p, int grid, cudaStream_t stream) {
+    enable_shared_memory(Shape::shared_bytes(p.stages));
+    mxfp8_transposed_kernel<T><<<grid, Shape::threads, Shape::shared_bytes(p.stages), stream>>>(maps, p);
+    check_cuda(cudaGetLastError(), "mxfp8_transposed_kernel launch");
+  }
+};
+
+template <class F> auto dispatch(int tile_tokens, F&& f) {
+  switch (tile_tokens) {
+  case 16: return f(Instance<16>{});
+  case 32: return f(Instance<32>{});
+  case 64: return f(Instance<64>{});
+  default: return f(Instance<128>{});
+  }
+}
+
+int shared_bytes(int tile_tokens, int stages) {
+  return dispatch(tile_tokens, [&](auto instance) { return decltype(instance)::Shape::shared_bytes(stages); });
+}
+
+} // namespace
+
+std::string unsupported_reason(int tile_m, int tile_n, int tile_k, int stages) {
+  if (tile_m != 16 && tile_m != 32 && tile_m != 64 && tile_m != 128)
+    return "tile_m (tokens per tile) = " + std::to_string(tile_m) +
+           " is not supported by the transposed scheme; use 16, 32, 64 or 128 (wgmma's N)";
+  if (tile_n != kBlockN)
+    return "tile_n = " + std::to_string(tile_n) + " is not supported by the transposed scheme; use 64 (one m64 A operand)";
+  if (tile_k != kBlockK)
+    return "tile_k = " + std::to_string(tile_k) + " is not supported; use 128 (four MX blocks, one 128-byte swizzle row)";
+  // Stage s always serves consumer s % consumers, so that a stage's phases are one consumer's blocks in order.
+  const int consumers = transposed_consumers(tile_m);
+  if (stages % consumers != 0)
+    return "stages = " + std::to_string(stages) + " is not supported for " + std::to_string(tile_m) +
+           "-token tiles; use a multiple of " + std::to_string(consumers) +
+           " (that many consumers split K, one stage each in turn)";
+  int most = consumers;
+  while (shared_bytes(tile_m, most + consumers) <= kMaxSharedBytes) most += consumers;
+  if (stages < consumers || shared_bytes(tile_m, stages) > kMaxSharedBytes)
+    return "stages = " + std::to_string(stages) + " is not supported for " + std::to_string(tile_m) +
+           "-token tiles; use " + std::to_string(consumers) + ".." + std::to_string(most) +
+           " (shared memory holds at most that many)";
+  return {};
+}
+
+Launch make_launch(const Mxfp8GemmProblem& problem, const ExpertTiles& space, const int* device_offsets,
+                   const void* x, const void* x_scales, const void* w, const void* w_scales, void* y, int sm_count) {
+  Launch l;
+  l.tile_tokens = problem.tile_tokens;
+  const int resident = dispatch(problem.tile_tokens,
+                                [&](auto instance) { return decltype(instance)::resident_per_sm(problem.stages); });
+  if (resident < 1)
+    throw KernelError("Mxfp8GemmProblem: no CTA with " + std::to_string(problem.stages) +
+                      " stages fits on an SM; use fewer stages");
+  l.grid = problem.persistent ? std::max(1, std::min(space.tiles, sm_count * resident)) : space.tiles;
+  if (space.total_tokens > 0) {
+    l.maps.x = make_byte_tensor_map_2d(x, static_cast<uint64_t>(space.total_tokens), problem.k, problem.tile_tokens,
+                                       kBlockK);
+    l.maps.w = make_byte_tensor_map_2d(w, static_cast<uint64_t>(problem.experts) * problem.n, problem.k, kBlockN,
+                                       kBlockK);
+  }
+  Params& p = l.params;
+  p.order = problem.order;
+  p.space = TileSpace{device_offsets, problem.experts, space.offsets[problem.experts], space.tile_cols};
+  p.token_offsets = device_offsets + problem.experts + 1;
+  p.x_scales = static_cast<const uint8_t*>(x_scales);
+  p.w_scales = static_cast<const uint8_t*>(w_scales);
+  p.y = static_cast<__nv_bfloat16*>(y);
+  p.trace = nullptr;
+  p.total_tokens = space.total_tokens;
+  p.n = problem.n;
+  p.k_blocks = problem.k / kBlockK;
+  p.scale_cols = problem.k / kScaleBlock;
+  p.stages = problem.stages;
+  return l;
+}
+
+void run(const Launch& launch, cudaStream_t stream, TileTrace* trace) {
+  Params p = launch.params;
+  p.trace = trace;
+  dispatch(launch.tile_tokens, [&](auto instance) { decltype(instance)::launch(launch.maps, p, launch.grid, stream); });
+}
+
+} // namespace tilesim::kernels::mxfp8_transposed

@@ -1,0 +1,31 @@
+// Host side of the MXFP8 GEMM's transposed scheme (mxfp8_transposed_kernel.cuh): which tiles it is
+// built for, and one problem's tensor maps, parameters and grid, launched by Mxfp8GroupedGemm.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+#include "kernels/common/expert_tiles.h"
+#include "kernels/mxfp8/mxfp8_gemm.h"
+#include "kernels/mxfp8/mxfp8_transposed_kernel.cuh"
+
+namespace tilesim::kernels::mxfp8_transposed {
+
+// Empty when the kernel is built for this tile and ring depth, otherwise what to change.
+std::string unsupported_reason(int tile_m, int tile_n, int tile_k, int stages);
+
+struct Launch {
+  TensorMaps maps{};
+  Params params{};
+  int tile_tokens = 16;
+  int grid = 0;
+};
+
+// `space` from expert_tiles(tokens, tile_tokens, n, kBlockN); `device_offsets` its offsets on the device.
+Launch make_launch(const Mxfp8GemmProblem& problem, const ExpertTiles& space, const int* device_offsets,
+                   const void* x, const void* x_scales, const void* w, const void* w_scales, void* y, int sm_count);
+
+void run(const Launch& launch, cudaStream_t stream, TileTrace* trace);
+
+} // namespace tilesim::kernels::mxfp8_transposed
