@@ -44,11 +44,7 @@ using namespace microbench; // format, median, the wgmma ops and their ptx names
 constexpr const char* kProgram = "mma_power_by_format";
 
 constexpr int kWarpgroups = 2;
-constexpr int kStages = 4; // stage = A of 2 warpgroups (64 x 128 B each) + B (256 x 128 B)
-constexpr int kATileBytes = 64 * 128;
-constexpr int kBOffset = kWarpgroups * kATileBytes;
-constexpr int kStageBytes = kBOffset + 256 * 128;
-constexpr int kOperandBytes = kStages * kStageBytes;
+constexpr int kOperandBytes = kRingBytes; // the ring of wgmma_ops.cuh, 4 stages
 constexpr int kSmemBytes = kOperandBytes + 1024; // + room to align to the 1024-B swizzle atom
 constexpr double kLaunchSeconds = 0.05;
 constexpr double kNominalClockHz = 1.7e9; // only sizes the launches
@@ -72,17 +68,7 @@ __global__ void __launch_bounds__(128 * kWarpgroups, 1)
   float acc[Op::regs];
 #pragma unroll
   for (int i = 0; i < Op::regs; ++i) acc[i] = 0;
-  for (int kb = 0; kb < k_blocks; ++kb) {
-    const uint8_t* stage = smem + (kb % kStages) * kStageBytes;
-    const uint64_t desc_a = ptx::smem_descriptor_sw128(stage + warpgroup * kATileBytes);
-    const uint64_t desc_b = ptx::smem_descriptor_sw128(stage + kBOffset);
-    ptx::wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) Op::mma(acc, desc_a + 2 * kk, desc_b + 2 * kk); // +32 B of K each
-    ptx::wgmma_commit_group();
-    ptx::wgmma_wait_group<1>();
-  }
-  ptx::wgmma_wait_group<0>();
+  wgmma_k_blocks<Op, 1>(smem, warpgroup, k_blocks, acc);
 #pragma unroll
   for (int i = 0; i < Op::regs; ++i) keep(acc[i]);
   __syncthreads();
@@ -382,7 +368,7 @@ int main(int argc, char** argv) {
               " \"e4m3_over_bf16\": {\"clock\": %.4f, \"power\": %.4f, \"tflops\": %.4f, \"energy_per_flop\": %.4f, "
               "\"dynamic_power_per_cycle_at_equal_power\": %.4f}\n}\n",
               prop.name, sms, limit_mw * 1e-3, idle.empty() ? 0 : idle.back().power_mw * 1e-3, phase_s, settle_s,
-              rounds, kWarpgroups, kStages, formats[0].instruction, formats[1].instruction, phases.c_str(),
+              rounds, kWarpgroups, kRingStages, formats[0].instruction, formats[1].instruction, phases.c_str(),
               totals_json(bf16).c_str(), totals_json(e4m3).c_str(), 1 / clock_ratio, e4m3.power_w / bf16.power_w,
               e4m3.tflops / bf16.tflops, e4m3.pj_per_flop / bf16.pj_per_flop, clock_ratio * clock_ratio * clock_ratio);
   for (Format& f : formats) cudaFree(f.operands);

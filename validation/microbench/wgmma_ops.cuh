@@ -3,6 +3,7 @@
 // struct names its instruction, its N and K, and its accumulator registers per thread (N/2 for m64nN).
 #pragma once
 
+#include "kernels/common/ptx_wrappers.cuh"
 #include "kernels/common/wgmma.cuh"
 
 #include <cstdint>
@@ -69,5 +70,32 @@ WGMMA_OP(S8N128, 128, 32, int, "+r", 64, ".s32.s8.s8", "")
 // No instruction: keeps the compiler from moving accumulator accesses across the async wgmma.
 __device__ __forceinline__ void keep(float& r) { asm volatile("" : "+f"(r)::"memory"); }
 __device__ __forceinline__ void keep(int& r) { asm volatile("" : "+r"(r)::"memory"); }
+
+// The shared-memory ring the loop reads: 4 stages, each the A tiles of two warpgroups (64 rows x
+// 128 B, K-major, 128B-swizzled) and a B tile of up to 256 rows x 128 B, as the grouped GEMM's.
+constexpr int kRingStages = 4;
+constexpr int kRingATileBytes = 64 * 128;
+constexpr int kRingBOffset = 2 * kRingATileBytes;
+constexpr int kRingStageBytes = kRingBOffset + 256 * 128;
+constexpr int kRingBytes = kRingStages * kRingStageBytes;
+
+// The tensor cores flat out, shaped like the grouped GEMM's consumer: per K block (one 128-byte K
+// row of the stage) 4 wgmma, one commit group, then wait_group Pending (1: pipelined as the GEMM,
+// 0: serial); the last group is waited for before returning. `smem` is 1024-byte aligned.
+template <class Op, int Pending>
+__device__ __forceinline__ void wgmma_k_blocks(const uint8_t* smem, int warpgroup, int k_blocks,
+                                               typename Op::Acc (&acc)[Op::regs]) {
+  for (int kb = 0; kb < k_blocks; ++kb) {
+    const uint8_t* stage = smem + (kb % kRingStages) * kRingStageBytes;
+    const uint64_t desc_a = ptx::smem_descriptor_sw128(stage + warpgroup * kRingATileBytes);
+    const uint64_t desc_b = ptx::smem_descriptor_sw128(stage + kRingBOffset);
+    ptx::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) Op::mma(acc, desc_a + 2 * kk, desc_b + 2 * kk); // +32 B of K each
+    ptx::wgmma_commit_group();
+    ptx::wgmma_wait_group<Pending>();
+  }
+  ptx::wgmma_wait_group<0>();
+}
 
 } // namespace microbench

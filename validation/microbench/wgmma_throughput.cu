@@ -33,11 +33,8 @@ constexpr const char* kProgram = "wgmma_throughput";
 
 constexpr int kKBlocks = 8192; // ~2-5 ms per launch at the nominal rate
 constexpr int kRepeats = 5;
-constexpr int kStages = 4; // stage = A of 2 warpgroups (64 x 128 B each) + B (up to 256 x 128 B)
-constexpr int kATileBytes = 64 * 128;
-constexpr int kBOffset = 2 * kATileBytes;
-constexpr int kStageBytes = kBOffset + 256 * 128;
-constexpr int kSmemBytes = kStages * kStageBytes + 1024; // + room to align to the 1024-B swizzle atom
+constexpr int kStages = kRingStages;
+constexpr int kSmemBytes = kRingBytes + 1024; // + room to align to the 1024-B swizzle atom
 
 struct CtaTiming {
   unsigned long long cycles, start_ns, end_ns;
@@ -51,7 +48,7 @@ __global__ void __launch_bounds__(256, 1)
   uint8_t* smem = smem_raw + ((1024 - (ptx::smem_addr(smem_raw) & 1023)) & 1023);
   // Finite operands for every dtype (each byte 0..63: no NaN/Inf in bf16, e4m3 or tf32), varied
   // bits so that the power draw (and the clock) is not that of an all-zero multiply.
-  for (int i = threadIdx.x; i < kStages * kStageBytes / 4; i += blockDim.x)
+  for (int i = threadIdx.x; i < kRingBytes / 4; i += blockDim.x)
     reinterpret_cast<uint32_t*>(smem)[i] = (static_cast<uint32_t>(i) * 2654435761u) & 0x3F3F3F3Fu;
   ptx::fence_proxy_async_shared(); // generic-proxy stores -> visible to wgmma's async-proxy reads
   __syncthreads();
@@ -61,17 +58,7 @@ __global__ void __launch_bounds__(256, 1)
   typename Op::Acc acc[Op::regs];
 #pragma unroll
   for (int i = 0; i < Op::regs; ++i) acc[i] = 0;
-  for (int kb = 0; kb < k_blocks; ++kb) {
-    const uint8_t* stage = smem + (kb % kStages) * kStageBytes;
-    const uint64_t desc_a = ptx::smem_descriptor_sw128(stage + warpgroup * kATileBytes);
-    const uint64_t desc_b = ptx::smem_descriptor_sw128(stage + kBOffset);
-    ptx::wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) Op::mma(acc, desc_a + 2 * kk, desc_b + 2 * kk); // +32 B of K each
-    ptx::wgmma_commit_group();
-    ptx::wgmma_wait_group<Pending>();
-  }
-  ptx::wgmma_wait_group<0>();
+  wgmma_k_blocks<Op, Pending>(smem, warpgroup, k_blocks, acc);
 #pragma unroll
   for (int i = 0; i < Op::regs; ++i) keep(acc[i]);
   __syncthreads();
