@@ -78,7 +78,7 @@ __global__ void __launch_bounds__(128 * kWarpgroups, 1)
     for (int i = 0; i < Op::regs; ++i) sink[(blockIdx.x * blockDim.x + threadIdx.x) * Op::regs + i] = acc[i];
 }
 
-// --- NVML, opened at run time (the driver's libnvidia-ml.so.1; the toolkit here ships no header) ---
+// --- NVML, opened at run time: the driver's libnvidia-ml.so.1 (the toolkit's nvml.h is not always installed) ---
 // Declarations as in nvml.h (NVML API Reference): every call returns 0 (NVML_SUCCESS) on success.
 using NvmlDevice = struct NvmlDeviceOpaque*;
 struct Nvml {
@@ -99,7 +99,7 @@ constexpr unsigned long long kSwPowerCap = 0x4; // nvmlClocksEventReasonSwPowerC
 template <class F> void resolve(void* lib, const char* name, F& f) {
   f = reinterpret_cast<F>(dlsym(lib, name));
   if (!f) {
-    std::fprintf(stderr, "%s: libnvidia-ml.so.1 has no %s; run it with an NVIDIA driver of 2020 or later\n", kProgram,
+    std::fprintf(stderr, "%s: libnvidia-ml.so.1 has no %s; run it with a newer NVIDIA driver\n", kProgram,
                  name);
     std::exit(1);
   }
