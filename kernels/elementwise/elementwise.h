@@ -16,6 +16,15 @@
 
 namespace tilesim::kernels {
 
+// What the traced runs record per CTA (kernels/elementwise/elementwise_trace.cuh), in %globaltimer ns.
+struct CtaTrace {
+  std::uint64_t start_ns;      // thread 0 entered the kernel
+  std::uint64_t first_data_ns; // thread 0 had stored its first step: its loads had returned
+  std::uint64_t end_ns;        // every thread of the CTA had issued its last store
+  std::uint32_t sm;
+  std::uint32_t unused;
+};
+
 struct ElementwiseProblem {
   ElementwiseOp op = ElementwiseOp::add;
   Dtype dtype = Dtype::fp32; // fp32, bf16 or fp16
@@ -24,6 +33,7 @@ struct ElementwiseProblem {
   int vector = 4;            // elements per thread and load: a power of two, vector * bytes <= 16
   int unroll = 1;            // vectors per thread and step (1, 2 or 4), block * vector apart
   bool persistent = false;
+  ElementwiseLoad load = ElementwiseLoad::plain; // bulk is always persistent (the grid is what fits at once)
 };
 
 // Empty when the kernel runs the problem, otherwise a message naming the field and the fix.
@@ -35,7 +45,10 @@ class Elementwise {
 public:
   Elementwise(const ElementwiseProblem& problem, const void* x, const void* y, void* out, int sm_count);
   void run(cudaStream_t stream) const;
+  // The same kernel with per-CTA timestamps: `trace` is a device array of grid_size() records.
+  void run_traced(cudaStream_t stream, CtaTrace* trace) const;
   int grid_size() const { return grid_; }
+  int stages() const { return stages_; } // bulk: the ring's depth in steps
   std::int64_t steps() const { return steps_; } // CTA steps of block * vector * unroll elements, the last masked
   const ElementwiseProblem& problem() const { return problem_; }
 
@@ -46,6 +59,8 @@ private:
   void* out_;
   std::int64_t steps_ = 0;
   int grid_ = 0;
+  int stages_ = 0;
+  int shared_bytes_ = 0;
 };
 
 } // namespace tilesim::kernels

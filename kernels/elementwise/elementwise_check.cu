@@ -90,8 +90,26 @@ struct Buffers {
   }
 };
 
-// Runs one configuration on fresh inputs; returns the number of failures (0 or 1).
-int run_case(const tk::ElementwiseProblem& p, int sm_count, std::mt19937_64& rng) {
+const char* name_of(tilesim::ElementwiseLoad load) {
+  const char* names[] = {"plain", "l2_256b", "bulk", "coherent"};
+  return names[static_cast<int>(load)];
+}
+
+// A traced run's records: every CTA started, saw its first data and ended in that order, within a
+// second, on an SM that exists. Returns an empty string or what is wrong.
+std::string trace_fault(const std::vector<tk::CtaTrace>& trace, int sm_count) {
+  for (std::size_t c = 0; c < trace.size(); ++c) {
+    const tk::CtaTrace& t = trace[c];
+    if (!(t.start_ns > 0 && t.start_ns <= t.first_data_ns && t.first_data_ns <= t.end_ns &&
+          t.end_ns - t.start_ns < 1000000000ULL && t.sm < static_cast<std::uint32_t>(sm_count)))
+      return "CTA " + std::to_string(c) + " has start " + std::to_string(t.start_ns) + ", first data " +
+             std::to_string(t.first_data_ns) + ", end " + std::to_string(t.end_ns) + " ns on SM " + std::to_string(t.sm);
+  }
+  return {};
+}
+
+// Runs one configuration on fresh inputs, traced or not; returns the number of failures (0 or 1).
+int run_case(const tk::ElementwiseProblem& p, int sm_count, std::mt19937_64& rng, bool traced = false) {
   const std::size_t bytes = static_cast<std::size_t>(p.elements) * bytes_of(p.dtype);
   std::vector<unsigned char> hx(bytes), hy(bytes), hout(bytes + kGuardBytes);
   std::uniform_real_distribution<double> uniform(-4.0, 4.0);
@@ -110,16 +128,32 @@ int run_case(const tk::ElementwiseProblem& p, int sm_count, std::mt19937_64& rng
   std::string where = std::string(name_of(p.op)) + " " + name_of(p.dtype) + " n=" + std::to_string(p.elements) +
                       " block=" + std::to_string(p.block) + " vector=" + std::to_string(p.vector) +
                       " unroll=" + std::to_string(p.unroll) +
-                      (p.persistent ? " persistent" : " grid");
+                      (p.persistent ? " persistent" : " grid") + " load=" + name_of(p.load) + (traced ? " traced" : "");
+  std::vector<tk::CtaTrace> trace;
   try {
     tk::Elementwise kernel(p, b.x, binary ? b.y : nullptr, b.out, sm_count);
-    kernel.run(nullptr);
+    if (traced) {
+      trace.resize(kernel.grid_size());
+      tk::CtaTrace* device_trace = nullptr;
+      check(cudaMalloc(&device_trace, trace.size() * sizeof(tk::CtaTrace)), "cudaMalloc(trace)");
+      check(cudaMemset(device_trace, 0, trace.size() * sizeof(tk::CtaTrace)), "cudaMemset(trace)");
+      kernel.run_traced(nullptr, device_trace);
+      check(cudaMemcpy(trace.data(), device_trace, trace.size() * sizeof(tk::CtaTrace), cudaMemcpyDeviceToHost),
+            "cudaMemcpy(trace)");
+      check(cudaFree(device_trace), "cudaFree(trace)");
+    } else {
+      kernel.run(nullptr);
+    }
     where += " (grid " + std::to_string(kernel.grid_size()) + ")";
   } catch (const tk::KernelError& e) {
     std::printf("FAIL %s: %s\n", where.c_str(), e.what());
     return 1;
   }
   check(cudaDeviceSynchronize(), "elementwise_kernel");
+  if (const std::string fault = trace_fault(trace, sm_count); !fault.empty()) {
+    std::printf("FAIL %s: trace: %s\n", where.c_str(), fault.c_str());
+    return 1;
+  }
   check(cudaMemcpy(hout.data(), b.out, bytes + kGuardBytes, cudaMemcpyDeviceToHost), "cudaMemcpy(out)");
   for (std::int64_t i = 0; i < p.elements; ++i) {
     const std::size_t at = static_cast<std::size_t>(i) * bytes_of(p.dtype);
@@ -142,7 +176,11 @@ int run_case(const tk::ElementwiseProblem& p, int sm_count, std::mt19937_64& rng
 } // namespace
 
 int main(int argc, char** argv) {
-  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  bool quick = false, loads_only = false; // --loads-only: the l2_256b, bulk and traced cases (for the sanitizers)
+  for (int a = 1; a < argc; ++a) {
+    quick = quick || std::strcmp(argv[a], "--quick") == 0;
+    loads_only = loads_only || std::strcmp(argv[a], "--loads-only") == 0;
+  }
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     std::printf("SKIP: no CUDA device (elementwise_check needs an sm_90 GPU)\n");
@@ -157,7 +195,7 @@ int main(int argc, char** argv) {
   int failures = 0, cases = 0;
   for (Dtype dtype : {Dtype::fp32, Dtype::bf16, Dtype::fp16})
     for (ElementwiseOp op : {ElementwiseOp::add, ElementwiseOp::mul, ElementwiseOp::relu, ElementwiseOp::gelu})
-      for (std::int64_t n : sizes)
+      for (std::int64_t n : loads_only ? std::vector<std::int64_t>{} : sizes)
         for (bool persistent : {false, true})
           for (int block : {64, 256, 1024}) {
             const int max_vector = 16 / bytes_of(dtype);
@@ -169,12 +207,40 @@ int main(int argc, char** argv) {
                 ++cases;
               }
           }
+  // The other load paths (fp32 in 16-byte vectors), then one traced run of each path. 4M + 1
+  // elements give each bulk CTA more steps than its ring holds (stages are refilled) and leave one
+  // element past the last 16-byte copy.
+  // --loads-only (the sanitizers' run) takes one binary and one unary op and three sizes.
+  std::vector<std::int64_t> load_sizes = loads_only ? std::vector<std::int64_t>{1023, 4097} : sizes;
+  load_sizes.push_back(4194305);
+  const std::vector<ElementwiseOp> load_ops =
+      loads_only ? std::vector<ElementwiseOp>{ElementwiseOp::add, ElementwiseOp::relu}
+                 : std::vector<ElementwiseOp>{ElementwiseOp::add, ElementwiseOp::mul, ElementwiseOp::relu, ElementwiseOp::gelu};
+  for (tilesim::ElementwiseLoad load :
+       {tilesim::ElementwiseLoad::l2_256b, tilesim::ElementwiseLoad::bulk, tilesim::ElementwiseLoad::coherent})
+    for (ElementwiseOp op : load_ops)
+      for (std::int64_t n : load_sizes)
+        for (int block : {64, 256, 1024})
+          for (int unroll : {1, 2, 4}) {
+            tk::ElementwiseProblem p{op, Dtype::fp32, n, block, 4, unroll, false, load};
+            if ((quick && (block == 64 || unroll == 4)) || !tk::elementwise_unsupported_reason(p).empty()) continue;
+            failures += run_case(p, sm_count, rng);
+            ++cases;
+          }
+  for (tilesim::ElementwiseLoad load : {tilesim::ElementwiseLoad::plain, tilesim::ElementwiseLoad::l2_256b,
+                                        tilesim::ElementwiseLoad::bulk, tilesim::ElementwiseLoad::coherent}) {
+    failures += run_case({ElementwiseOp::add, Dtype::fp32, 1000003, 256, 4, 2, false, load}, sm_count, rng, true);
+    ++cases;
+  }
   // Bad problems are refused with a message, not launched.
   for (const auto& [p, what] : std::vector<std::pair<tk::ElementwiseProblem, const char*>>{
            {{ElementwiseOp::add, Dtype::fp32, 0, 256, 4, 1, false}, "zero elements"},
            {{ElementwiseOp::add, Dtype::fp32, 1024, 96, 4, 1, false}, "block 96"},
            {{ElementwiseOp::add, Dtype::fp32, 1024, 256, 8, 1, false}, "vector 8 of fp32"},
-           {{ElementwiseOp::add, Dtype::fp32, 1024, 256, 4, 3, false}, "unroll 3"}}) {
+           {{ElementwiseOp::add, Dtype::fp32, 1024, 256, 4, 3, false}, "unroll 3"},
+           {{ElementwiseOp::add, Dtype::bf16, 1024, 256, 8, 1, false, tilesim::ElementwiseLoad::bulk}, "bulk bf16"},
+           {{ElementwiseOp::add, Dtype::fp32, 1 << 20, 1024, 4, 4, false, tilesim::ElementwiseLoad::bulk},
+            "bulk step of 16384 fp32"}}) {
     ++cases;
     if (tk::elementwise_unsupported_reason(p).empty()) {
       std::printf("FAIL %s was accepted\n", what);

@@ -14,6 +14,8 @@
 #include <cstdint>
 
 #include "kernels/common/activations.cuh"
+#include "kernels/elementwise/elementwise_ptx.cuh"
+#include "kernels/elementwise/elementwise_trace.cuh"
 #include "models/kernel_spec.h"
 
 namespace tilesim::kernels {
@@ -40,6 +42,22 @@ template <typename T, int Vector> struct alignas(sizeof(T) * Vector) Pack {
   T v[Vector];
 };
 
+// One vector from global memory: a plain load (the compiler's ld.global.nc), or one that asks the
+// L2 to fetch the whole 256-byte block on a miss.
+template <LoadHint Hint, typename V> __device__ __forceinline__ V load_vector(const V* p) {
+  if constexpr (Hint == LoadHint::none) {
+    return *p;
+  } else if constexpr (Hint == LoadHint::coherent) {
+    V v;
+    ld_global<sizeof(V)>(p, &v);
+    return v;
+  } else {
+    V v;
+    ld_global_nc_l2_256b<sizeof(V)>(p, &v);
+    return v;
+  }
+}
+
 template <typename T, int Vector, ElementwiseOp Op>
 __device__ __forceinline__ Pack<T, Vector> apply_pack(const Pack<T, Vector>& a, const Pack<T, Vector>& b) {
   Pack<T, Vector> r;
@@ -48,10 +66,12 @@ __device__ __forceinline__ Pack<T, Vector> apply_pack(const Pack<T, Vector>& a, 
   return r;
 }
 
-template <typename T, int Vector, int Unroll, ElementwiseOp Op, typename Index>
+template <typename T, int Vector, int Unroll, ElementwiseOp Op, typename Index, LoadHint Hint, bool Traced>
 __global__ void elementwise_kernel(const T* __restrict__ x, const T* __restrict__ y, T* __restrict__ out,
-                                   Index elements, Index steps) {
+                                   Index elements, Index steps, CtaTrace* trace) {
   using V = Pack<T, Vector>;
+  if constexpr (Traced) trace_cta_start(trace);
+  [[maybe_unused]] bool traced_first = false;
   const Index stride = static_cast<Index>(blockDim.x) * Vector; // between a thread's vectors
   for (Index step = blockIdx.x; step < steps; step += gridDim.x) {
     const Index first = step * stride * Unroll + static_cast<Index>(threadIdx.x) * Vector;
@@ -59,8 +79,8 @@ __global__ void elementwise_kernel(const T* __restrict__ x, const T* __restrict_
       V a[Unroll], b[Unroll];
 #pragma unroll
       for (int u = 0; u < Unroll; ++u) {
-        a[u] = *reinterpret_cast<const V*>(x + first + u * stride);
-        if constexpr (is_binary(Op)) b[u] = *reinterpret_cast<const V*>(y + first + u * stride);
+        a[u] = load_vector<Hint>(reinterpret_cast<const V*>(x + first + u * stride));
+        if constexpr (is_binary(Op)) b[u] = load_vector<Hint>(reinterpret_cast<const V*>(y + first + u * stride));
       }
 #pragma unroll
       for (int u = 0; u < Unroll; ++u) *reinterpret_cast<V*>(out + first + u * stride) = apply_pack<T, Vector, Op>(a[u], b[u]);
@@ -71,7 +91,9 @@ __global__ void elementwise_kernel(const T* __restrict__ x, const T* __restrict_
           out[i] = from_float<T>(apply<Op>(to_float(x[i]), is_binary(Op) ? to_float(y[i]) : 0.0f));
       }
     }
+    if constexpr (Traced) trace_first_data(trace, traced_first);
   }
+  if constexpr (Traced) trace_cta_end(trace);
 }
 
 } // namespace tilesim::kernels

@@ -80,6 +80,7 @@ public:
     p.vector = spec.elementwise.vector;
     p.unroll = spec.elementwise.unroll;
     p.persistent = spec.persistent;
+    p.load = spec.elementwise.load;
     try {
       kernel_ = std::make_unique<kernels::Elementwise>(p, x_.get(), y_.get(), out_.get(), sms);
     } catch (const kernels::KernelError& e) {

@@ -15,15 +15,18 @@ SPECS = pathlib.Path(__file__).resolve().parents[1] / "data" / "h100" / "element
 MIB = 1 << 20
 
 
-def elementwise(op, elements, dtype="fp32", block=256, vector=None, persistent=False, unroll=1):
+def elementwise(op, elements, dtype="fp32", block=256, vector=None, persistent=False, unroll=1, load="plain"):
     spec = {"kind": "elementwise", "op": op, "elements": elements, "dtype": dtype, "block": block,
             "unroll": unroll, "persistent": persistent}
     if vector is not None:
         spec["vector"] = vector
+    if load != "plain":
+        spec["load"] = load
     form = "p" if persistent else "g"
     vec = f"v{vector}" if vector is not None else ""
     unrolled = f"u{unroll}" if unroll != 1 else ""
-    return f"ew_{op}_{dtype}_n{elements}_b{block}{vec}{unrolled}_{form}", spec
+    loaded = {"plain": "", "coherent": "_coh", "l2_256b": "_l2", "bulk": "_bulk"}[load]
+    return f"ew_{op}_{dtype}_n{elements}_b{block}{vec}{unrolled}{loaded}_{form}", spec
 
 
 CONFIGS = []
@@ -53,6 +56,18 @@ CONFIGS += [elementwise("add", 1 << 20, block=128, unroll=2), elementwise("add",
             elementwise("add", 1 << 26, unroll=4), elementwise("add", 1 << 24, persistent=True, unroll=2),
             elementwise("gelu", 1 << 24, "bf16", unroll=2)]
 
+# The other load paths: 256-byte L2 fetches, and bulk copies into shared memory (always persistent).
+for n in (1 << 20, 1 << 22, 1 << 24, 1 << 26, 1000003):
+    CONFIGS.append(elementwise("add", n, load="l2_256b"))
+    CONFIGS.append(elementwise("add", n, persistent=True, load="bulk"))
+CONFIGS.append(elementwise("add", 1 << 28, persistent=True, load="bulk"))
+# Coherent loads (ld.global, as Triton's kernel), and four vectors per thread at 1M-4M.
+for n in (1 << 20, 1 << 22, 1 << 24, 1 << 26, 1000003):
+    CONFIGS.append(elementwise("add", n, load="coherent"))
+for n in (1 << 20, 1 << 22):
+    CONFIGS.append(elementwise("add", n, unroll=4))
+    CONFIGS.append(elementwise("add", n, unroll=4, load="coherent"))
+
 # Fused epilogues: the GEMM with none / bias_relu / bias_gelu on compute-bound (dense 8192^3,
 # E=8 x 2048) and memory-bound (E=64 x 512, E=128 x 128) shapes, the kernel's default tile.
 GEMMS = {
@@ -70,13 +85,24 @@ for shape, problem in GEMMS.items():
 
 
 def main():
-    SPECS.mkdir(parents=True, exist_ok=True)
+    import argparse
+    import re
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--specs", default=str(SPECS), help="where to write (default: the dataset's specs/)")
+    parser.add_argument("--filter", default=".", help="only the ids this regular expression finds")
+    args = parser.parse_args()
+    specs = pathlib.Path(args.specs)
+    specs.mkdir(parents=True, exist_ok=True)
+    written = 0
     for name, spec in CONFIGS:
+        if not re.search(args.filter, name):
+            continue
+        written += 1
         spec = {"name": name, **spec,
                 "command": "python3 validation/measure/make_elementwise_specs.py (writes this spec); "
                            "measured by kernels/elementwise/run_device.sh"}
-        (SPECS / f"{name}.json").write_text(json.dumps(spec) + "\n")
-    print(f"wrote {len(CONFIGS)} specs to {SPECS}")
+        (specs / f"{name}.json").write_text(json.dumps(spec) + "\n")
+    print(f"wrote {written} specs to {specs}")
 
 
 if __name__ == "__main__":
