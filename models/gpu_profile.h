@@ -116,6 +116,16 @@ struct MixedInputBlockCycles {
   double of(int tile_m, bool cvt_conversion, bool group_scales) const;
 };
 
+// The time one 128-deep K stage adds to each CTA of the MXFP8 GEMM (kernels/mxfp8/), per scheme, with
+// its operands in L2 (kernels/mxfp8/mxfp8_stage_rate.cu), in ns; optional, 0 where not measured.
+struct Mxfp8StageNs {
+  double promote = 0;    // 128 x 128 tile
+  double dequantize = 0; // 128 x 128 tile
+  std::vector<int> transposed_tile_m; // tokens per tile of the transposed scheme (64 channels)
+  std::vector<double> transposed;     // one per transposed_tile_m
+  double transposed_of(int tile_m) const; // 0 where not measured
+};
+
 // The board power limit and what of the power does not follow the SM clock (models/
 // power_limit.h); optional: 0 where the profile has no power model.
 struct PowerProfile {
@@ -140,6 +150,7 @@ struct GpuProfile {
   TileSchedulerProfile tile_scheduler;
   DequantRates dequant;
   MixedInputBlockCycles mixed_input_k_block;
+  Mxfp8StageNs mxfp8_stage;
   PowerProfile power;
   // The power limit sm.clock_mhz was derived for (models/power_limit.h); 0: the profile's own clock.
   double power_limit_w = 0;

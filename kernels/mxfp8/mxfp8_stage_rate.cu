@@ -10,9 +10,11 @@
 // one; five warm-up launches), CUDA events around each launch, median of --reps. The 56 extra
 // stages of the deeper run cost (t(K2) - t(K1)) / 56 per CTA; the launch, the first loads and the
 // epilogue cancel. What is measured is each SM's own warps, which do not depend on how many SMs
-// run. Cycles are ns x 1980 MHz, the board's maximum clock, as for mixed_input_k_block_cycles
-// (kernels/mixed_input/mixed_input_block_rate.cu says why its in-kernel probe is not trusted).
-// Output: one JSON object on stdout.
+// run. The profile keeps the time (mxfp8_stage_ns), which the model charges at the clock it replays
+// at: this program does not know the clock the kernel ran at (kernels/mixed_input/
+// mixed_input_block_rate.cu says why an in-kernel probe is not trusted); the output's
+// cycles_per_stage, ns x 1980 MHz (the board's maximum), is there to compare with the mixed-input
+// kernel's mixed_input_k_block_cycles, which are counted that way. Output: one JSON object on stdout.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>

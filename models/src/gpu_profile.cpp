@@ -16,7 +16,8 @@ namespace {
 // unknown. models/gpus/README.md says what each means.
 constexpr std::string_view kProfileKeys[] = {"name", "display_name", "arch", "architecture", "sm", "tensor_flops_per_cycle_per_sm",
                                              "l2",   "dram",         "tma",  "launch", "tile_scheduler",
-                                             "dequant_values_per_cycle_per_sm", "mixed_input_k_block_cycles", "power"};
+                                             "dequant_values_per_cycle_per_sm", "mixed_input_k_block_cycles",
+                                             "mxfp8_stage_ns", "power"};
 constexpr std::string_view kSmKeys[] = {"count", "clock_mhz", "max_ctas", "max_warps", "max_threads", "registers",
                                         "max_registers_per_thread", "shared_memory_bytes",
                                         "max_shared_memory_per_cta_bytes", "warp_schedulers", "fp32_lanes",
@@ -34,6 +35,7 @@ constexpr std::string_view kLaunchKeys[] = {"cta_launch_cycles", "cta_launch_cyc
 constexpr std::string_view kTileSchedulerKeys[] = {"cycles_per_call", "cycles_per_loop_trip"};
 constexpr std::string_view kDequantKeys[] = {"prmt", "cvt"};
 constexpr std::string_view kBlockCycleKeys[] = {"tile_m", "prmt", "cvt", "prmt_group_scales", "cvt_group_scales"};
+constexpr std::string_view kMxfp8StageKeys[] = {"promote", "dequantize", "transposed_tile_m", "transposed"};
 constexpr std::string_view kPowerKeys[] = {"max_limit_w", "clock_independent_w"};
 constexpr std::string_view kSourcedKeys[] = {"value", "source"};
 
@@ -108,7 +110,36 @@ MixedInputBlockCycles mixed_input_block_cycles(const JsonFields& profile) {
   return c;
 }
 
+// "mxfp8_stage_ns": {"value": {"promote": t, "dequantize": t, "transposed_tile_m": [...],
+// "transposed": [...]}, "source": ...}: ns per 128-deep K stage, one transposed figure per tile_m.
+Mxfp8StageNs mxfp8_stage_ns(const JsonFields& profile) {
+  const JsonFields field = section(profile, "mxfp8_stage_ns", kSourcedKeys);
+  if (field.string("source").empty()) field.fail("source", "is empty", "say where the numbers come from");
+  const JsonFields table = section(field, "value", kMxfp8StageKeys);
+  Mxfp8StageNs t;
+  t.promote = table.number("promote", 1e-3, 1e6);
+  t.dequantize = table.number("dequantize", 1e-3, 1e6);
+  for (const auto& m : table.array("transposed_tile_m"))
+    t.transposed_tile_m.push_back(static_cast<int>(table.integer_value(m, table.field("transposed_tile_m"), 1, 256)));
+  const auto& list = table.array("transposed");
+  if (list.size() != t.transposed_tile_m.size())
+    table.fail("transposed", "has " + std::to_string(list.size()) + " entries for " +
+                                 std::to_string(t.transposed_tile_m.size()) + " transposed_tile_m",
+               "give one time per transposed_tile_m, in its order");
+  for (const auto& v : list) {
+    if (!v.is_number() || v.get<double>() <= 0 || v.get<double>() > 1e6)
+      table.fail("transposed", "holds a value that is not a time in (0, 1e6] ns", "give ns per K stage");
+    t.transposed.push_back(v.get<double>());
+  }
+  return t;
+}
+
 } // namespace
+
+double Mxfp8StageNs::transposed_of(int m) const {
+  const auto found = std::find(transposed_tile_m.begin(), transposed_tile_m.end(), m);
+  return found == transposed_tile_m.end() ? 0 : transposed[static_cast<size_t>(found - transposed_tile_m.begin())];
+}
 
 double MixedInputBlockCycles::of(int m, bool cvt_conversion, bool group_scales) const {
   const auto found = std::find(tile_m.begin(), tile_m.end(), m);
@@ -267,6 +298,7 @@ GpuProfile parse_gpu_profile(const nlohmann::json& j, const std::string& path) {
     p.dequant = {sourced(d, "prmt", 1e-3, 1e4), sourced(d, "cvt", 1e-3, 1e4)};
   }
   if (f.has("mixed_input_k_block_cycles")) p.mixed_input_k_block = mixed_input_block_cycles(f);
+  if (f.has("mxfp8_stage_ns")) p.mxfp8_stage = mxfp8_stage_ns(f);
   if (f.has("power")) {
     const JsonFields power = section(f, "power", kPowerKeys);
     p.power = {sourced(power, "max_limit_w", 1, 1e5), sourced(power, "clock_independent_w", 0, 1e5)};

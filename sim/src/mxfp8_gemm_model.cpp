@@ -1,20 +1,24 @@
-// The block-scaled MXFP8 grouped GEMM on tensor cores without block scaling (Hopper), in the two
+// The block-scaled MXFP8 grouped GEMM on tensor cores without block scaling (Hopper), in the three
 // schemes of kernels/mxfp8/NOTES.md, chosen by the spec's "block_scale.scheme":
-//  - promote (kernels/mxfp8/, built and measured): FP8 wgmma per 32-wide K block into a temporary,
-//    folded into the accumulator on the CUDA cores, acc += tmp * sa[row] * sb[col]. The tensor cores
-//    run at the FP8 rate; the consumer warps' promotion takes longer than the MMA: the engine
-//    charges the larger of the two per K step; the consumers' rate is measured by
-//    a microbenchmark of the kernel's own stage (kPromoteCyclesPerElementBlock);
-//  - dequantize (not built): the operands converted exactly to bf16 once per K step ((tile.m +
-//    tile.n) x tile.k values at the profile's measured conversion rate, dequant_values_per_cycle_per_sm:
-//    the same prmt / integer-add sequence shape as the mixed-input kernel's), then bf16 wgmma, one
-//    after the other; B is
-//    written back to shared memory in bf16 (wgmma reads B only from there), two converted B tiles
-//    beside the FP8 ring.
-// Both read FP8 operand tiles (1 byte an element, the grouped GEMM's tile walk and boxes) and the
+//  - promote: FP8 wgmma per 32-wide K block into a temporary, folded into the accumulator on the
+//    CUDA cores, acc += tmp * sa[row] * sb[col];
+//  - dequantize: both operands converted exactly to bf16 (X into wgmma's register A, W into a bf16
+//    copy in shared memory), then bf16 wgmma;
+//  - transposed: Y^T = W X^T, W converted into wgmma's register A and the tile's few tokens (tile.m)
+//    on its N, X converted into a bf16 copy per consumer, consumer warpgroups splitting K on
+//    64-channel tiles and adding their sums at the end (the mixed-input kernel's structure).
+// Every K step costs the SM what one 128-deep stage costs the kernel's CTA with its operands in L2,
+// measured by running the kernel itself at two depths (the profile's mxfp8_stage_ns, kernels/
+// mxfp8/mxfp8_stage_rate.cu): waits, scale loads, conversion or promotion, wgmma, barriers and
+// release as the kernel overlaps them. It is a time, charged at the SM clock of the replay: the
+// microbenchmark's own clock is not measured (kernels/mxfp8/NOTES.md: taking it as the board's
+// 1980 MHz maximum would put every GEMM configuration 6-22% slow). Built up from parts instead (the promotion's consumer stage
+// alone, or the conversion at the mixed-input microbenchmark's issue rate plus the MMA), the model
+// predicted every configuration 21-42% fast (kernels/mxfp8/NOTES.md). The memory side is the
+// replay's: FP8 operand tiles (1 byte an element, the grouped GEMM's tile walk and boxes) and the
 // scales: E8M0 bytes [rows, k / 32] of X and of W, 4 bytes a row per 128-wide K step, loaded with
 // plain loads through L1; the L2 sees one 32-byte sector per row every 8 steps (a sector holds 32
-// blocks' scales), as the kernel's scale warps read them.
+// blocks' scales), as the kernels' scale warps (transposed: consumers) read them.
 #include "sim/kernel_model.h"
 
 #include "models/spec_error.h"
@@ -27,20 +31,20 @@
 namespace tilesim {
 namespace {
 
-// SM cycles per output element and 32-wide K block of the promote scheme's consumers, measured on
-// their own: validation/microbench/mxfp8_promote_rate.cu runs the kernel's stage (two warpgroups,
-// eight m64n64k32 wgmma and their promotions) on one 128 x 128 x 128 stage in shared memory, every
-// SM busy: 1938.5 cycles per stage (validation/data/h100/microbench/mxfp8_promote_rate.json).
-// The stage loop's 712 instructions per consumer warp (cuobjdump -sass of mxfp8_gemm_kernel: the
-// 256 FMUL and 256 FFMA validation/data/h100/mxfp8/sass_gemm.txt counts, 34 LDS, the wgmma with
-// their fences and waits, barriers, addresses), two consumer warps per scheduler, would issue in
-// 1424 cycles; the rest is each half's wait for its wgmma. Charged per element-block, so other
-// tiles scale with their area.
-constexpr double kPromoteCyclesPerElementBlock = 1938.5 / (128.0 * 128 * 4);
 constexpr int kScaleBlock = 32;    // OCP MX v1.0
+constexpr int kStageK = 128;       // the stage the profile's cycles are for: four MX blocks
 constexpr int kSectorBytes = 32;
+constexpr int kTransposedChannels = 64; // the transposed scheme's tile.n: one consumer's m64
+// Per output element in the transposed scheme's epilogue: as the mixed-input kernel's (the same
+// store_transposed_tile: FMUL by the unit scale, F2FP, STG.E.U16, predicates and 64-bit addresses,
+// 8.7-10 SASS instructions per element there, sim/src/mixed_input_model.cpp).
+constexpr double kTransposedEpilogueInstructionsPerElement = 9.0;
 // The scales' own allocations, after the operands (which start at the heap base).
 constexpr Address kScaleBase = kHeapBase + (Address{1} << 38);
+
+// The transposed kernel's consumer warpgroups: four at 16 or 32 tokens, two at 64 or 128
+// (kernels/mxfp8/mxfp8_transposed_kernel.cuh, transposed_consumers).
+int transposed_consumers(int tile_m) { return tile_m <= 32 ? 4 : 2; }
 
 class Mxfp8GemmModel final : public KernelModel {
 public:
@@ -52,30 +56,56 @@ public:
       throw SpecError(gpu.source, "tensor_flops_per_cycle_per_sm.fp8",
                       "is 0: " + gpu.display_name + " has no FP8 tensor cores for MXFP8 operands", "use a Hopper");
     const double outputs = static_cast<double>(spec.tile.m) * spec.tile.n;
-    const int blocks = spec.tile.k / kScaleBlock;
+    const double stages = static_cast<double>(spec.tile.k) / kStageK;
     // The ring as the grouped GEMM model counts it (its epilogue staging and the scales' 3 KB per
-    // stage are left out alike; the promote kernel fits one CTA per SM either way).
+    // stage are left out alike; every scheme's kernel fits one CTA per SM either way).
     resources_ = base_->resources();
-    if (spec.block_scale.scheme == BlockScaleScheme::promote) {
+    epilogue_cycles_ = base_->epilogue_cycles();
+    const Mxfp8StageNs& measured = gpu.mxfp8_stage;
+    double stage_ns = 0;
+    switch (spec.block_scale.scheme) {
+    case BlockScaleScheme::promote:
       mma_cycles_ = 2.0 * outputs * spec.tile.k / gpu.tensor.fp8;
-      element_cycles_ = kPromoteCyclesPerElementBlock * outputs * blocks;
-    } else {
-      if (gpu.tensor.bf16 <= 0 || gpu.dequant.prmt <= 0)
-        throw SpecError(gpu.source, "dequant_values_per_cycle_per_sm",
-                        "is not measured for " + gpu.display_name + ", which the dequantize scheme needs",
-                        "use \"scheme\": \"promote\", or measure the conversion rate");
-      // A consumer converts, then issues the wgmma that reads what it converted: the two add up,
-      // as the mixed-input kernel measured (sim/src/mixed_input_model.cpp: charging the larger of
-      // the two predicted its calibration part with a time MAPE of 34%, their sum 22%).
+      // Per element-block, so that other tile areas scale (the kernel runs 128 x 128 only).
+      stage_ns = measured.promote * outputs / (128.0 * 128);
+      break;
+    case BlockScaleScheme::dequantize:
       mma_cycles_ = 2.0 * outputs * spec.tile.k / gpu.tensor.bf16;
-      element_cycles_ = static_cast<double>(spec.tile.m + spec.tile.n) * spec.tile.k / gpu.dequant.prmt + mma_cycles_;
+      stage_ns = measured.dequantize * outputs / (128.0 * 128);
       resources_.shared_memory_bytes += 2 * spec.tile.n * spec.tile.k * 2; // converted B, double-buffered
+      break;
+    case BlockScaleScheme::transposed: {
+      if (spec.tile.n != kTransposedChannels || spec.tile.k != kStageK)
+        throw SpecError(spec.source, "tile", "is " + std::to_string(spec.tile.m) + "x" + std::to_string(spec.tile.n) +
+                                               "x" + std::to_string(spec.tile.k) +
+                                               ", which the transposed scheme's kernel is not built for",
+                        "use tile.m tokens (16, 32, 64 or 128) x 64 x 128");
+      mma_cycles_ = 2.0 * outputs * spec.tile.k / gpu.tensor.bf16;
+      stage_ns = measured.transposed_of(spec.tile.m);
+      const int consumers = transposed_consumers(spec.tile.m);
+      const int accumulators = spec.tile.m / 2; // fp32 sums per consumer thread: 64 x tile.m over 128
+      // Consumer 0's four warps, one per scheduler, load and add each other consumer's sums, then
+      // store each element on its own.
+      epilogue_cycles_ = kTransposedEpilogueInstructionsPerElement * outputs / (32.0 * gpu.sm.warp_schedulers) +
+                         2.0 * accumulators * (consumers - 1);
+      // Each consumer's bf16 copy of X, and the split-K sums of all consumers but the first.
+      resources_.shared_memory_bytes += consumers * spec.tile.m * spec.tile.k * 2 +
+                                        (consumers - 1) * accumulators * 128 * 4;
+      break;
     }
+    }
+    if (stage_ns <= 0)
+      throw SpecError(gpu.source, "mxfp8_stage_ns",
+                      "has no stage cost for the " + to_string(spec.block_scale.scheme) + " scheme at tile.m " +
+                          std::to_string(spec.tile.m) + " on " + gpu.display_name + ", which the MXFP8 model needs",
+                      "run kernels/mxfp8/mxfp8_stage_rate on it and add the figures");
+    // The measured stage holds the MMA too: the engine charges the larger of the two per K step.
+    element_cycles_ = stage_ns * gpu.sm.clock_mhz / 1000.0 * stages;
     if (resources_.shared_memory_bytes > gpu.sm.max_shared_memory_per_cta_bytes)
       throw SpecError(spec.source, "stages",
                       std::to_string(spec.stages) + " stages need " + std::to_string(resources_.shared_memory_bytes) +
-                          " bytes of shared memory with the dequantize scheme's two bf16 B tiles, " + gpu.name +
-                          " allows " +
+                          " bytes of shared memory with the " + to_string(spec.block_scale.scheme) +
+                          " scheme's converted copies, " + gpu.name + " allows " +
                           std::to_string(gpu.sm.max_shared_memory_per_cta_bytes),
                       "use fewer stages");
     scale_cols_ = spec.k / kScaleBlock;
@@ -108,14 +138,17 @@ public:
   Box store_box(const TileIndex& tile) const override { return base_->store_box(tile); }
   Cycle mma_cycles_per_k_step() const override { return mma_cycles_; }
   Cycle element_cycles_per_k_step() const override { return element_cycles_; }
-  Cycle epilogue_cycles() const override { return base_->epilogue_cycles(); }
+  Cycle epilogue_cycles() const override { return epilogue_cycles_; }
+  bool consumer_finds_tile() const override { return base_->consumer_finds_tile(); }
+  Cycle tile_setup_cycles() const override { return base_->tile_setup_cycles(); }
+  Cycle cta_start_cycles() const override { return base_->cta_start_cycles(); }
   CtaResources resources() const override { return resources_; }
   bool uses_tma() const override { return base_->uses_tma(); }
 
 private:
   KernelSpec spec_;
   std::unique_ptr<KernelModel> base_;
-  Cycle mma_cycles_ = 0, element_cycles_ = 0;
+  Cycle mma_cycles_ = 0, element_cycles_ = 0, epilogue_cycles_ = 0;
   CtaResources resources_;
   int scale_cols_ = 0;
   std::vector<std::int64_t> token_offsets_; // experts + 1 prefix sums of tokens: where each expert's X rows start

@@ -3,7 +3,7 @@
 # multiple of 32, colwise columns that are not a multiple of 8, an unsupported input or element
 # type, an unknown scale rule or key, and whatif asked for launch orders; and bad MXFP8 GEMM specs:
 # K not a multiple of 32, a scale block other than 32, an unsupported element type or scheme,
-# block_scale on a bf16 GEMM. Each must exit non-zero with one line on stderr naming the field and
+# block_scale on a bf16 GEMM, the transposed scheme on a tile its kernel does not run. Each must exit non-zero with one line on stderr naming the field and
 # the fix.
 #   usage: mxfp8_bad_input_test.sh <tilesim>
 set -uo pipefail
@@ -41,11 +41,13 @@ gemm e2m1gemm '"dtype":"mxfp8","k":1024,"block_scale":{"element":"e2m1"}'
 gemm scheme '"dtype":"mxfp8","k":1024,"block_scale":{"scheme":"exact"}'
 gemm bf16scaled '"dtype":"bf16","k":1024,"block_scale":{"scheme":"promote"}'
 gemm goodgemm '"dtype":"mxfp8","k":1024,"block_scale":{"scheme":"promote"}'
+gemm wide_transposed '"dtype":"mxfp8","k":1024,"block_scale":{"scheme":"transposed"}'
 expect "gemm k not a multiple of 32" "k: is 1000, not a multiple of 32" simulate --gpu h100 --kernel "$work/k1000.json"
 expect "gemm scale block 16" "block_scale.block: is 16" simulate --gpu h100 --kernel "$work/block16.json"
 expect "gemm element e2m1" "block_scale.element: unknown value 'e2m1'" simulate --gpu h100 --kernel "$work/e2m1gemm.json"
 expect "gemm unknown scheme" "block_scale.scheme: unknown value 'exact'" simulate --gpu h100 --kernel "$work/scheme.json"
 expect "block_scale on bf16" "block_scale: is for GEMMs with MXFP8 operands" simulate --gpu h100 --kernel "$work/bf16scaled.json"
+expect "transposed scheme on a 128 x 128 tile" "tile: is 128x128x128, which the transposed scheme's kernel is not built for" simulate --gpu h100 --kernel "$work/wide_transposed.json"
 if ! timeout 120 "$tilesim" simulate --gpu h100 --kernel "$work/goodgemm.json" >/dev/null 2>&1; then
   echo "FAIL the good MXFP8 GEMM spec does not simulate"
   failures=$((failures + 1))

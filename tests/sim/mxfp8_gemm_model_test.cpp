@@ -29,6 +29,15 @@ nlohmann::json mxfp8_json(const char* scheme, int stages = 4) {
           {"block_scale", {{"scheme", scheme}}}};
 }
 
+// The transposed scheme's spec: tile_m tokens x 64 channels x 128, its warpgroups, no clusters.
+nlohmann::json transposed_json(int tile_m, int stages) {
+  nlohmann::json j = mxfp8_json("transposed", stages);
+  j["tile"] = {{"m", tile_m}, {"n", 64}, {"k", 128}};
+  j["warps"] = tile_m <= 32 ? 20 : 12;
+  j["cluster"] = 1;
+  return j;
+}
+
 std::unique_ptr<KernelModel> model(const nlohmann::json& j, const GpuProfile& gpu) {
   return make_kernel_model(parse_kernel_spec(j, "spec.json"), gpu);
 }
@@ -46,24 +55,56 @@ TEST_CASE("mxfp8 GEMM model: chosen for MXFP8 x MXFP8 on Hopper, the tcgen05 mod
   CHECK_THROWS_AS(model(mxfp8_json("promote"), gpu("a100_sxm4_80gb")), SpecError); // no FP8 tensor cores
 }
 
-TEST_CASE("mxfp8 GEMM model: per 128 x 128 x 128 step, the MMA and the consumers' work of each scheme") {
-  const GpuProfile h100 = gpu("h100_sxm"); // fp8 8192 and bf16 4096 FLOP per SM cycle; prmt 31.15 values per cycle
-  SECTION("promote: FP8 MMA 2 x 128^3 / 8192 = 512 cycles; promotion 1938.5 cycles (the microbenchmark's stage)") {
+TEST_CASE("mxfp8 GEMM model: per 128-deep step, the MMA and the measured stage of each scheme") {
+  // fp8 8192 and bf16 4096 FLOP per SM cycle, SM clock 1630 MHz; mxfp8_stage_ns: promote 1348.6,
+  // dequantize 1961.7, transposed 469.1 / 565.7 / 824.0 / 1170.3 ns at 16 / 32 / 64 / 128 tokens.
+  const GpuProfile h100 = gpu("h100_sxm");
+  REQUIRE(h100.sm.clock_mhz == Approx(1630));
+  SECTION("promote: FP8 MMA 2 x 128^3 / 8192 = 512 cycles; the stage 1348.6 ns x 1.63 GHz = 2198.2 cycles") {
     const auto m = model(mxfp8_json("promote"), h100);
     CHECK(m->mma_cycles_per_k_step() == Approx(512));
-    CHECK(m->element_cycles_per_k_step() == Approx(1938.5));
+    CHECK(m->element_cycles_per_k_step() == Approx(2198.2).epsilon(1e-4));
     CHECK(m->k_steps() == 56); // 7168 / 128
   }
-  SECTION("dequantize: bf16 MMA 2 x 128^3 / 4096 = 1024, after (128 + 128) x 128 conversions / 31.15 = 1051.97") {
+  SECTION("dequantize: bf16 MMA 2 x 128^3 / 4096 = 1024; the stage 1961.7 ns x 1.63 GHz = 3197.6 cycles") {
     const auto m = model(mxfp8_json("dequantize", 3), h100);
     CHECK(m->mma_cycles_per_k_step() == Approx(1024));
-    CHECK(m->element_cycles_per_k_step() == Approx(256.0 * 128 / 31.15 + 1024));
+    CHECK(m->element_cycles_per_k_step() == Approx(3197.6).epsilon(1e-4));
   }
   SECTION("dequantize keeps two converted bf16 B tiles (64 KB) beside the ring: 6 stages no longer fit") {
     // 6 x 32 KB + 1 KB + 64 KB = 263168 > 232448; 4 stages: 131072 + 1024 + 65536
     CHECK_THROWS_AS(model(mxfp8_json("dequantize", 6), h100), SpecError);
     CHECK(model(mxfp8_json("dequantize", 4), h100)->resources().shared_memory_bytes == 197632);
     CHECK(model(mxfp8_json("promote", 6), h100)->resources().shared_memory_bytes == 197632);
+  }
+  SECTION("transposed, 16 tokens x 64 channels: bf16 MMA 2 x 16 x 64 x 128 / 4096 = 64; the stage 469.1 ns = 764.6 cycles") {
+    const auto m = model(transposed_json(16, 12), h100);
+    CHECK(m->mma_cycles_per_k_step() == Approx(64));
+    CHECK(m->element_cycles_per_k_step() == Approx(764.6).epsilon(1e-4));
+    // Epilogue: 9 instructions for each of 16 x 64 outputs over 4 schedulers' 32 lanes (72), and
+    // consumer 0 loads and adds 8 sums of each of 3 other consumers, 2 instructions each (48).
+    CHECK(m->epilogue_cycles() == Approx(120));
+    // The FP8 ring, 12 x (16 + 64) x 128 + 1 KB = 123904, four bf16 copies of X (4 x 16 x 128 x 2 =
+    // 16384) and three consumers' split-K sums (3 x 8 x 128 x 4 = 12288).
+    CHECK(m->resources().shared_memory_bytes == 152576);
+  }
+  SECTION("transposed, 128 tokens: two consumers, the stage 1170.3 ns = 1907.6 cycles") {
+    const auto m = model(transposed_json(128, 4), h100);
+    CHECK(m->element_cycles_per_k_step() == Approx(1907.6).epsilon(1e-4));
+    CHECK(m->epilogue_cycles() == Approx(9.0 * 128 * 64 / 128 + 2 * 64)); // one other consumer's 64 sums
+  }
+  SECTION("transposed refuses a tile its kernel is not built for, and a tile_m without a measured stage") {
+    nlohmann::json wide = transposed_json(16, 12);
+    wide["tile"]["n"] = 128;
+    CHECK_THROWS_WITH(model(wide, h100), Catch::Contains("tile") && Catch::Contains("x 64 x 128"));
+    CHECK_THROWS_WITH(model(transposed_json(48, 12), h100),
+                      Catch::Contains("mxfp8_stage_ns") && Catch::Contains("mxfp8_stage_rate"));
+  }
+  SECTION("a profile without mxfp8_stage_ns: one error naming the field and the microbenchmark") {
+    GpuProfile bare = h100;
+    bare.mxfp8_stage = Mxfp8StageNs{};
+    CHECK_THROWS_WITH(model(mxfp8_json("promote"), bare),
+                      Catch::Contains("mxfp8_stage_ns") && Catch::Contains("mxfp8_stage_rate"));
   }
 }
 
