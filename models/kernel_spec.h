@@ -27,11 +27,6 @@ std::string to_string(Dtype dtype);
 enum class ElementwiseOp { add, mul, relu, gelu };
 std::string to_string(ElementwiseOp op);
 int input_count(ElementwiseOp op); // arrays read per element: 2 for add and mul, 1 for relu and gelu
-// How a step's inputs come in: every thread's 16-byte loads (plain), the same loads asking the L2 for
-// the whole 256-byte block on a miss (l2_256b), or one bulk copy per input and step into shared
-// memory (bulk, always a grid of what fits at once).
-enum class ElementwiseLoad { plain, l2_256b, bulk, coherent };
-std::string to_string(ElementwiseLoad load);
 
 struct ElementwiseShape {
   ElementwiseOp op = ElementwiseOp::add;
@@ -39,7 +34,6 @@ struct ElementwiseShape {
   int block = 256;
   int vector = 0;
   int unroll = 1;
-  ElementwiseLoad load = ElementwiseLoad::plain;
   std::int64_t chunk() const { return static_cast<std::int64_t>(block) * vector * unroll; } // elements per CTA step
 };
 

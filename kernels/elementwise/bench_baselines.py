@@ -6,13 +6,12 @@ rounds; the H100's clock drifts with temperature, so blocks of runs would favour
 first), each after an L2 flush (a read of twice the L2), so every run starts cold as
 tilesim-measure's do:
   ours (kernels/elementwise through --lib, ctypes), the configurations --ours names, each
-  block_vector_unroll_form[_load] (CATALOGUE below), e.g.:
+  block_vector_unroll_form (CATALOGUE below), e.g.:
     b256v4u1_grid:   256 threads x 1 vector of 4 fp32 (the spec's default), one CTA per 1024 elements
     b128v4u2_grid:   128 threads x 2 vectors of 4: Triton's own split (BLOCK_SIZE 1024 over 4 warps)
-    ..._coherent:    the same with ordinary ld.global loads (as Triton's) instead of ld.global.nc
-    ..._l2_256b:     the same with loads that have the L2 fetch whole 256-byte blocks on a miss
-    ..._bulk:        each step's inputs by one cp.async.bulk per input into shared memory, one
-                     wave of CTAs striding over the steps (kernels/elementwise/elementwise_bulk_kernel.cuh)
+    b256v4u4_grid:   256 threads x 4 vectors of 4: 4096 elements per CTA, a quarter of the CTAs
+    b256v4u1_persistent: the grid-stride form
+    ..._straight:    the grid form without the strided loop: load, add, store, exit
   triton:          the Triton tutorial's add_kernel (BLOCK_SIZE 1024, its defaults)
   torch:           torch.add(x, y, out=out)
   copy:            out.copy_(x), a device-to-device cudaMemcpy: the device copy rate
@@ -59,28 +58,27 @@ class Ours:
     def __init__(self, path):
         self.lib = ctypes.CDLL(path)
         self.lib.tilesim_elementwise_run.argtypes = [ctypes.c_int] * 2 + [ctypes.c_void_p] * 3 + [
-            ctypes.c_longlong] + [ctypes.c_int] * 6 + [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+            ctypes.c_longlong] + [ctypes.c_int] * 5 + [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
         self.lib.tilesim_elementwise_trace.argtypes = [ctypes.c_int] * 2 + [ctypes.c_void_p] * 3 + [
-            ctypes.c_longlong] + [ctypes.c_int] * 6 + [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
+            ctypes.c_longlong] + [ctypes.c_int] * 5 + [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
                                                        ctypes.c_char_p, ctypes.c_int]
         self.err = ctypes.create_string_buffer(1024)
         self.sms = torch.cuda.get_device_properties(0).multi_processor_count
 
-    def add(self, x, y, out, block, vector, unroll, persistent, load):
+    def add(self, x, y, out, block, vector, unroll, persistent):
         stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
         if self.lib.tilesim_elementwise_run(0, 0, x.data_ptr(), y.data_ptr(), out.data_ptr(), out.numel(), block,
-                                            vector, unroll, int(persistent), LOADS[load], self.sms, stream,
-                                            self.err, 1024):
+                                            vector, unroll, int(persistent), self.sms, stream, self.err, 1024):
             raise RuntimeError(self.err.value.decode())
 
-    def trace(self, x, y, out, block, vector, unroll, persistent, load):
+    def trace(self, x, y, out, block, vector, unroll, persistent):
         """One traced run: per CTA [sm, start, first data, end] in ns, times from the first start."""
         max_ctas = (out.numel() + block * vector * unroll - 1) // (block * vector * unroll)
         records = torch.zeros(max_ctas * 4, dtype=torch.int64, device="cuda")  # CtaTrace: 32 bytes
         stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
         grid = self.lib.tilesim_elementwise_trace(0, 0, x.data_ptr(), y.data_ptr(), out.data_ptr(), out.numel(),
-                                                  block, vector, unroll, int(persistent), LOADS[load], self.sms,
-                                                  stream, records.data_ptr(), max_ctas, self.err, 1024)
+                                                  block, vector, unroll, int(persistent), self.sms, stream,
+                                                  records.data_ptr(), max_ctas, self.err, 1024)
         if grid < 0:
             raise RuntimeError(self.err.value.decode())
         torch.cuda.synchronize()
@@ -89,14 +87,13 @@ class Ours:
         return [[c[3] & 0xFFFFFFFF, c[0] - t0, c[1] - t0, c[2] - t0] for c in r]
 
 
-LOADS = {"plain": 0, "l2_256b": 1, "bulk": 2, "coherent": 3}
-# (block, vector, unroll, persistent, load) of each configuration of ours that --ours can name.
-CATALOGUE = {}
-for block, unroll in ((256, 1), (128, 2), (256, 2), (256, 4), (128, 4)):
-    for load in ("plain", "coherent", "l2_256b"):
-        CATALOGUE[f"b{block}v4u{unroll}_grid" + ("" if load == "plain" else f"_{load}")] = (block, 4, unroll, False, load)
-for block, unroll in ((256, 1), (256, 4), (1024, 1)):
-    CATALOGUE[f"b{block}v4u{unroll}_bulk"] = (block, 4, unroll, True, "bulk")
+# (block, vector, unroll, persistent) of each configuration of ours that --ours can name.
+CATALOGUE = {f"b{block}v4u{unroll}_grid": (block, 4, unroll, False)
+             for block, unroll in ((256, 1), (128, 2), (256, 2), (256, 4), (128, 4), (1024, 1))}
+CATALOGUE["b256v4u1_persistent"] = (256, 4, 1, True)
+# The grid form straight through, without the strided loop (the C entry point's persistent = 2).
+CATALOGUE.update({f"b{block}v4u{unroll}_straight": (block, 4, unroll, 2)
+                  for block, unroll in ((256, 1), (128, 2), (256, 4))})
 OURS = {}  # the configurations timed (main() fills it from --ours)
 
 
@@ -233,7 +230,6 @@ def dump_asm(asm_dir, lib_path, n):
                 for line in text.splitlines():
                     if "Function :" in line:
                         keep = "IfLi4E" in line and "ElementwiseOpE0" in line
-                        keep = keep or ("bulk_kernelIf" in line and "ElementwiseOpE0" in line)
                     if keep:
                         lines.append(line)
                 text = "\n".join(lines) + "\n"
@@ -291,7 +287,7 @@ def main():
               "gpu": torch.cuda.get_device_name(0), "nvidia_smi": smi, "torch": torch.__version__,
               "triton": triton.__version__, "cuda": torch.version.cuda,
               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-              "ours": {name: dict(zip(("block", "vector", "unroll", "persistent", "load"), c)) for name, c in OURS.items()},
+              "ours": {name: dict(zip(("block", "vector", "unroll", "persistent"), c)) for name, c in OURS.items()},
               "sizes": rows}
     with open(args.out, "w") as f:
         json.dump(record, f, indent=1)

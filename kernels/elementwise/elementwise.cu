@@ -6,7 +6,6 @@
 #include <limits>
 #include <type_traits>
 
-#include "kernels/elementwise/elementwise_bulk_kernel.cuh"
 #include "kernels/elementwise/elementwise_kernel.cuh"
 
 namespace tilesim::kernels {
@@ -16,7 +15,7 @@ void check_cuda(cudaError_t err, const char* call) {
   if (err != cudaSuccess) throw KernelError(std::string(call) + " failed: " + cudaGetErrorString(err));
 }
 
-// One launch: the problem's buffers and sizes, the grid, and for the bulk kernel its ring.
+// One launch: the problem's buffers and sizes, the grid, and the trace records (traced runs only).
 struct Launch {
   const void* x;
   const void* y;
@@ -25,8 +24,6 @@ struct Launch {
   std::int64_t steps;
   int grid;
   int block;
-  int shared_bytes;
-  int stages;
   CtaTrace* trace;
 };
 using LaunchFn = void (*)(const Launch& l, cudaStream_t stream);
@@ -37,23 +34,14 @@ struct KernelEntry {
   const void* function = nullptr;
 };
 
-template <typename T, int Vector, int Unroll, ElementwiseOp Op, typename Index, LoadHint Hint, bool Traced>
-KernelEntry plain_entry() {
+template <typename T, int Vector, int Unroll, ElementwiseOp Op, typename Index, bool Traced, bool Strided>
+KernelEntry entry() {
   const LaunchFn launch = [](const Launch& l, cudaStream_t stream) {
-    elementwise_kernel<T, Vector, Unroll, Op, Index, Hint, Traced><<<l.grid, l.block, 0, stream>>>(
+    elementwise_kernel<T, Vector, Unroll, Op, Index, Traced, Strided><<<l.grid, l.block, 0, stream>>>(
         static_cast<const T*>(l.x), static_cast<const T*>(l.y), static_cast<T*>(l.out), static_cast<Index>(l.elements),
         static_cast<Index>(l.steps), l.trace);
   };
-  return {launch, reinterpret_cast<const void*>(&elementwise_kernel<T, Vector, Unroll, Op, Index, Hint, Traced>)};
-}
-
-template <typename T, int Unroll, ElementwiseOp Op, typename Index, bool Traced> KernelEntry bulk_entry() {
-  const LaunchFn launch = [](const Launch& l, cudaStream_t stream) {
-    elementwise_bulk_kernel<T, Unroll, Op, Index, Traced><<<l.grid, l.block, l.shared_bytes, stream>>>(
-        static_cast<const T*>(l.x), static_cast<const T*>(l.y), static_cast<T*>(l.out), static_cast<Index>(l.elements),
-        static_cast<Index>(l.steps), l.stages, l.trace);
-  };
-  return {launch, reinterpret_cast<const void*>(&elementwise_bulk_kernel<T, Unroll, Op, Index, Traced>)};
+  return {launch, reinterpret_cast<const void*>(&elementwise_kernel<T, Vector, Unroll, Op, Index, Traced, Strided>)};
 }
 
 // Picks the instantiation for the problem's run-time choices, one template argument at a time.
@@ -62,37 +50,23 @@ struct Choice {
   int vector;
   int unroll;
   bool wide_index;
-  ElementwiseLoad load;
   bool traced;
+  bool strided;
 };
 
-// The load paths other than plain, and tracing, exist for fp32 in 16-byte vectors only.
+// Traced instantiations exist for fp32 in 16-byte vectors only (the vector-add benchmark's).
 template <typename T, int Vector, int Unroll, ElementwiseOp Op, typename Index>
-KernelEntry entry_for_load(const Choice& c) {
-  if constexpr (std::is_same_v<T, float> && Vector == 4) {
-    switch (c.load) {
-    case ElementwiseLoad::plain:
-      return c.traced ? plain_entry<T, Vector, Unroll, Op, Index, LoadHint::none, true>()
-                      : plain_entry<T, Vector, Unroll, Op, Index, LoadHint::none, false>();
-    case ElementwiseLoad::l2_256b:
-      return c.traced ? plain_entry<T, Vector, Unroll, Op, Index, LoadHint::l2_256b, true>()
-                      : plain_entry<T, Vector, Unroll, Op, Index, LoadHint::l2_256b, false>();
-    case ElementwiseLoad::coherent:
-      return c.traced ? plain_entry<T, Vector, Unroll, Op, Index, LoadHint::coherent, true>()
-                      : plain_entry<T, Vector, Unroll, Op, Index, LoadHint::coherent, false>();
-    case ElementwiseLoad::bulk:
-      return c.traced ? bulk_entry<T, Unroll, Op, Index, true>() : bulk_entry<T, Unroll, Op, Index, false>();
-    }
-    return {};
-  } else {
-    if (c.load != ElementwiseLoad::plain || c.traced) return {};
-    return plain_entry<T, Vector, Unroll, Op, Index, LoadHint::none, false>();
-  }
+KernelEntry entry_for_trace(const Choice& c) {
+  if (!c.traced)
+    return c.strided ? entry<T, Vector, Unroll, Op, Index, false, true>() : entry<T, Vector, Unroll, Op, Index, false, false>();
+  if constexpr (std::is_same_v<T, float> && Vector == 4)
+    return c.strided ? entry<T, Vector, Unroll, Op, Index, true, true>() : entry<T, Vector, Unroll, Op, Index, true, false>();
+  return {};
 }
 
 template <typename T, int Vector, int Unroll, ElementwiseOp Op> KernelEntry entry_for_index(const Choice& c) {
-  return c.wide_index ? entry_for_load<T, Vector, Unroll, Op, std::int64_t>(c)
-                      : entry_for_load<T, Vector, Unroll, Op, std::int32_t>(c);
+  return c.wide_index ? entry_for_trace<T, Vector, Unroll, Op, std::int64_t>(c)
+                      : entry_for_trace<T, Vector, Unroll, Op, std::int32_t>(c);
 }
 
 template <typename T, int Vector, int Unroll> KernelEntry entry_for_op(const Choice& c) {
@@ -133,7 +107,7 @@ std::int64_t step_elements(const ElementwiseProblem& p) {
 KernelEntry find_kernel(const ElementwiseProblem& p, bool traced) {
   // 32-bit indices while every index the kernel forms (up to the last step's end) fits.
   const bool wide = p.elements + step_elements(p) > std::numeric_limits<std::int32_t>::max();
-  const Choice c{p.op, p.vector, p.unroll, wide, p.load, traced};
+  const Choice c{p.op, p.vector, p.unroll, wide, traced, p.persistent || p.grid_loop};
   switch (p.dtype) {
   case Dtype::fp32: return entry_for_vector<float>(c);
   case Dtype::bf16: return entry_for_vector<__nv_bfloat16>(c);
@@ -141,12 +115,6 @@ KernelEntry find_kernel(const ElementwiseProblem& p, bool traced) {
   default: return {};
   }
 }
-
-// The bulk kernel's ring: as many steps as fit in this many bytes (two CTAs fit on an SM's 228 KB,
-// CUDA C++ Programming Guide, compute capability 9.0), at least two so that a refill overlaps the
-// compute of the step before, at most 16 (kBulkBarrierBytes).
-constexpr int kBulkRingBytes = 96 * 1024;
-constexpr int kBulkMaxStages = kBulkBarrierBytes / 8;
 
 int element_bytes(Dtype dtype) { return dtype == Dtype::fp32 ? 4 : 2; }
 const char* dtype_name(Dtype dtype) { return dtype == Dtype::fp32 ? "fp32" : dtype == Dtype::bf16 ? "bf16" : "fp16"; }
@@ -165,11 +133,6 @@ std::string elementwise_unsupported_reason(const ElementwiseProblem& p) {
            " (16 bytes of " + dtype_name(p.dtype) + ")";
   if (p.unroll != 1 && p.unroll != 2 && p.unroll != 4)
     return "unroll = " + std::to_string(p.unroll) + " must be 1, 2 or 4";
-  if (p.load != ElementwiseLoad::plain && (p.dtype != Dtype::fp32 || p.vector != 4))
-    return "load l2_256b and bulk take fp32 in vectors of 4; use the plain load";
-  if (p.load == ElementwiseLoad::bulk && 2 * step_elements(p) * 4 * (is_binary(p.op) ? 2 : 1) > kBulkRingBytes)
-    return "block * vector * unroll = " + std::to_string(step_elements(p)) +
-           " elements make a bulk step too large for two stages in 96 KB; use a smaller block or unroll";
   const std::int64_t steps = (p.elements + step_elements(p) - 1) / step_elements(p);
   if (!p.persistent && steps > std::numeric_limits<int>::max())
     return "elements = " + std::to_string(p.elements) + " needs " + std::to_string(steps) +
@@ -191,20 +154,10 @@ Elementwise::Elementwise(const ElementwiseProblem& problem, const void* x, const
                         std::to_string(alignment) + "; use a smaller vector or aligned buffers");
   if (sm_count < 1) throw KernelError("ElementwiseProblem: sm_count = " + std::to_string(sm_count) + " must be >= 1");
   steps_ = (problem.elements + step_elements(problem) - 1) / step_elements(problem);
-  const KernelEntry kernel = find_kernel(problem, false);
-  if (problem.load == ElementwiseLoad::bulk) {
-    const int inputs = binary ? 2 : 1;
-    const int stage_bytes = static_cast<int>(step_elements(problem)) * element_bytes(problem.dtype) * inputs;
-    stages_ = std::min(kBulkMaxStages, kBulkRingBytes / stage_bytes);
-    shared_bytes_ = kBulkBarrierBytes + stages_ * stage_bytes;
-    for (const bool traced : {false, true})
-      check_cuda(cudaFuncSetAttribute(find_kernel(problem, traced).function, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      shared_bytes_),
-                 "cudaFuncSetAttribute(elementwise_bulk_kernel, MaxDynamicSharedMemorySize)");
-  }
-  if (problem.persistent || problem.load == ElementwiseLoad::bulk) {
+  if (problem.persistent) {
     int resident = 0;
-    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel.function, problem.block, shared_bytes_),
+    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, find_kernel(problem, false).function,
+                                                             problem.block, 0),
                "cudaOccupancyMaxActiveBlocksPerMultiprocessor(elementwise_kernel)");
     grid_ = static_cast<int>(std::min<std::int64_t>(steps_, static_cast<std::int64_t>(sm_count) * std::max(resident, 1)));
   } else {
@@ -213,7 +166,7 @@ Elementwise::Elementwise(const ElementwiseProblem& problem, const void* x, const
 }
 
 void Elementwise::run(cudaStream_t stream) const {
-  const Launch l{x_, y_, out_, problem_.elements, steps_, grid_, problem_.block, shared_bytes_, stages_, nullptr};
+  const Launch l{x_, y_, out_, problem_.elements, steps_, grid_, problem_.block, nullptr};
   find_kernel(problem_, false).launch(l, stream);
   check_cuda(cudaGetLastError(), "elementwise_kernel launch");
 }
@@ -221,7 +174,7 @@ void Elementwise::run(cudaStream_t stream) const {
 void Elementwise::run_traced(cudaStream_t stream, CtaTrace* trace) const {
   const KernelEntry kernel = find_kernel(problem_, true);
   if (kernel.launch == nullptr) throw KernelError("ElementwiseProblem: traced runs take fp32 in vectors of 4");
-  const Launch l{x_, y_, out_, problem_.elements, steps_, grid_, problem_.block, shared_bytes_, stages_, trace};
+  const Launch l{x_, y_, out_, problem_.elements, steps_, grid_, problem_.block, trace};
   kernel.launch(l, stream);
   check_cuda(cudaGetLastError(), "elementwise_kernel launch (traced)");
 }

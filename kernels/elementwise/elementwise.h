@@ -33,7 +33,7 @@ struct ElementwiseProblem {
   int vector = 4;            // elements per thread and load: a power of two, vector * bytes <= 16
   int unroll = 1;            // vectors per thread and step (1, 2 or 4), block * vector apart
   bool persistent = false;
-  ElementwiseLoad load = ElementwiseLoad::plain; // bulk is always persistent (the grid is what fits at once)
+  bool grid_loop = true; // grid form: the strided loop (run once) of the first version, or straight through
 };
 
 // Empty when the kernel runs the problem, otherwise a message naming the field and the fix.
@@ -45,10 +45,10 @@ class Elementwise {
 public:
   Elementwise(const ElementwiseProblem& problem, const void* x, const void* y, void* out, int sm_count);
   void run(cudaStream_t stream) const;
-  // The same kernel with per-CTA timestamps: `trace` is a device array of grid_size() records.
+  // The same kernel with per-CTA timestamps (fp32 in vectors of 4 only): `trace` is a device array
+  // of grid_size() records.
   void run_traced(cudaStream_t stream, CtaTrace* trace) const;
   int grid_size() const { return grid_; }
-  int stages() const { return stages_; } // bulk: the ring's depth in steps
   std::int64_t steps() const { return steps_; } // CTA steps of block * vector * unroll elements, the last masked
   const ElementwiseProblem& problem() const { return problem_; }
 
@@ -59,8 +59,6 @@ private:
   void* out_;
   std::int64_t steps_ = 0;
   int grid_ = 0;
-  int stages_ = 0;
-  int shared_bytes_ = 0;
 };
 
 } // namespace tilesim::kernels

@@ -14,7 +14,6 @@
 #include <cstdint>
 
 #include "kernels/common/activations.cuh"
-#include "kernels/elementwise/elementwise_ptx.cuh"
 #include "kernels/elementwise/elementwise_trace.cuh"
 #include "models/kernel_spec.h"
 
@@ -42,22 +41,6 @@ template <typename T, int Vector> struct alignas(sizeof(T) * Vector) Pack {
   T v[Vector];
 };
 
-// One vector from global memory: a plain load (the compiler's ld.global.nc), or one that asks the
-// L2 to fetch the whole 256-byte block on a miss.
-template <LoadHint Hint, typename V> __device__ __forceinline__ V load_vector(const V* p) {
-  if constexpr (Hint == LoadHint::none) {
-    return *p;
-  } else if constexpr (Hint == LoadHint::coherent) {
-    V v;
-    ld_global<sizeof(V)>(p, &v);
-    return v;
-  } else {
-    V v;
-    ld_global_nc_l2_256b<sizeof(V)>(p, &v);
-    return v;
-  }
-}
-
 template <typename T, int Vector, ElementwiseOp Op>
 __device__ __forceinline__ Pack<T, Vector> apply_pack(const Pack<T, Vector>& a, const Pack<T, Vector>& b) {
   Pack<T, Vector> r;
@@ -66,31 +49,47 @@ __device__ __forceinline__ Pack<T, Vector> apply_pack(const Pack<T, Vector>& a, 
   return r;
 }
 
-template <typename T, int Vector, int Unroll, ElementwiseOp Op, typename Index, LoadHint Hint, bool Traced>
+// One CTA step: thread t's Unroll vectors of the step, all loads issued before the first use.
+template <typename T, int Vector, int Unroll, ElementwiseOp Op, typename Index>
+__device__ __forceinline__ void elementwise_step(const T* __restrict__ x, const T* __restrict__ y, T* __restrict__ out,
+                                                 Index elements, Index step, Index stride) {
+  using V = Pack<T, Vector>;
+  const Index first = step * stride * Unroll + static_cast<Index>(threadIdx.x) * Vector;
+  if (first + (Unroll - 1) * stride + Vector <= elements) {
+    V a[Unroll], b[Unroll];
+#pragma unroll
+    for (int u = 0; u < Unroll; ++u) {
+      a[u] = *reinterpret_cast<const V*>(x + first + u * stride);
+      if constexpr (is_binary(Op)) b[u] = *reinterpret_cast<const V*>(y + first + u * stride);
+    }
+#pragma unroll
+    for (int u = 0; u < Unroll; ++u) *reinterpret_cast<V*>(out + first + u * stride) = apply_pack<T, Vector, Op>(a[u], b[u]);
+  } else { // the masked tail: this thread's vectors that reach past the end
+    for (int u = 0; u < Unroll; ++u) {
+      const Index begin = first + u * stride;
+      for (Index i = begin; i < begin + Vector && i < elements; ++i)
+        out[i] = from_float<T>(apply<Op>(to_float(x[i]), is_binary(Op) ? to_float(y[i]) : 0.0f));
+    }
+  }
+}
+
+// Strided: CTAs loop over steps blockIdx.x, + gridDim.x, ... (persistent form, and the grid form's
+// first version); otherwise CTA b runs step b once, straight through (grid form, gridDim.x = steps).
+// Traced: thread 0 of every CTA records when it started, when its first step's loads had returned
+// and when the CTA ended (elementwise_trace.cuh); otherwise `trace` is unused.
+template <typename T, int Vector, int Unroll, ElementwiseOp Op, typename Index, bool Traced, bool Strided>
 __global__ void elementwise_kernel(const T* __restrict__ x, const T* __restrict__ y, T* __restrict__ out,
                                    Index elements, Index steps, CtaTrace* trace) {
-  using V = Pack<T, Vector>;
   if constexpr (Traced) trace_cta_start(trace);
   [[maybe_unused]] bool traced_first = false;
   const Index stride = static_cast<Index>(blockDim.x) * Vector; // between a thread's vectors
-  for (Index step = blockIdx.x; step < steps; step += gridDim.x) {
-    const Index first = step * stride * Unroll + static_cast<Index>(threadIdx.x) * Vector;
-    if (first + (Unroll - 1) * stride + Vector <= elements) {
-      V a[Unroll], b[Unroll];
-#pragma unroll
-      for (int u = 0; u < Unroll; ++u) {
-        a[u] = load_vector<Hint>(reinterpret_cast<const V*>(x + first + u * stride));
-        if constexpr (is_binary(Op)) b[u] = load_vector<Hint>(reinterpret_cast<const V*>(y + first + u * stride));
-      }
-#pragma unroll
-      for (int u = 0; u < Unroll; ++u) *reinterpret_cast<V*>(out + first + u * stride) = apply_pack<T, Vector, Op>(a[u], b[u]);
-    } else { // the masked tail: this thread's vectors that reach past the end
-      for (int u = 0; u < Unroll; ++u) {
-        const Index begin = first + u * stride;
-        for (Index i = begin; i < begin + Vector && i < elements; ++i)
-          out[i] = from_float<T>(apply<Op>(to_float(x[i]), is_binary(Op) ? to_float(y[i]) : 0.0f));
-      }
+  if constexpr (Strided) {
+    for (Index step = blockIdx.x; step < steps; step += gridDim.x) {
+      elementwise_step<T, Vector, Unroll, Op, Index>(x, y, out, elements, step, stride);
+      if constexpr (Traced) trace_first_data(trace, traced_first);
     }
+  } else {
+    elementwise_step<T, Vector, Unroll, Op, Index>(x, y, out, elements, static_cast<Index>(blockIdx.x), stride);
     if constexpr (Traced) trace_first_data(trace, traced_first);
   }
   if constexpr (Traced) trace_cta_end(trace);

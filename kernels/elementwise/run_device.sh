@@ -7,7 +7,7 @@
 #   kernels/elementwise/run_device.sh dataset BIN_DIR OUT_DIR [SWEEP_SECONDS] [FILTER]
 #   kernels/elementwise/run_device.sh fused BIN_DIR OUT_DIR [ROUNDS] [SHAPES]
 #   kernels/elementwise/run_device.sh microbench BIN_DIR OUT_DIR
-#   kernels/elementwise/run_device.sh loads BIN_DIR OUT_DIR [OURS] [SIZES] [FILTER]
+#   kernels/elementwise/run_device.sh bench BIN_DIR OUT_DIR [OURS] [SIZES] [FILTER]
 #
 # BIN_DIR holds tilesim-measure, elementwise_check, grouped_gemm_check and
 # libtilesim_elementwise_capi.so. `checks` writes OUT_DIR/checks.log and bench_elementwise.json;
@@ -20,17 +20,15 @@
 # (interleaved: the H100's clock drifts with temperature), into OUT_DIR/fused/run<r>/.
 # `microbench` writes OUT_DIR/kernel_start_drain.json (validation/microbench/kernel_start_drain.py)
 # and l2_counter_background.json (a one-element add through tilesim-measure).
-# `loads` is the load paths' session (coherent, l2_256b, bulk): memcheck and racecheck on their
-# check cases, the quick check, the vector-add benchmark of the configurations OURS names (default:
-# the benchmark's own) at SIZES with per-CTA traces at 1M elements and the Triton/ours listings
-# (OUT_DIR/asm/), and tilesim-measure on the dataset specs whose ids FILTER finds (default: the
-# `_l2_` and `_bulk_` ones, written by make_elementwise_specs.py) into measured.tgz; log in
-# OUT_DIR/loads.log.
+# `bench`: the quick check, the vector-add benchmark of the configurations OURS names (default: the
+# benchmark's own) at SIZES with per-CTA traces at 1M elements and the Triton/ours listings
+# (OUT_DIR/asm/), and tilesim-measure on the element-wise dataset specs whose ids FILTER finds
+# (default: none), written by make_elementwise_specs.py, into measured.tgz; log in OUT_DIR/bench.log.
 # Each mode fits in one device call (at most 10 minutes).
 set -u -o pipefail
-mode="${1:?usage: run_device.sh checks|dataset|fused|microbench|loads BIN_DIR OUT_DIR [...] (see the header)}"
+mode="${1:?usage: run_device.sh checks|dataset|fused|microbench|bench BIN_DIR OUT_DIR [...] (see the header)}"
 bin="$(cd "$2" && pwd)"
-out="${3:?usage: run_device.sh checks|dataset|fused|microbench|loads BIN_DIR OUT_DIR [...] (see the header)}"
+out="${3:?usage: run_device.sh checks|dataset|fused|microbench|bench BIN_DIR OUT_DIR [...] (see the header)}"
 sweep_seconds="${4:-480}"
 filter="${5:-.}"
 sizes="${4:-}"
@@ -56,23 +54,20 @@ if [ "$mode" = checks ]; then
 } 2>&1 | tee "$out/checks.log"
 exit 0
 fi
-if [ "$mode" = loads ]; then
+if [ "$mode" = bench ]; then
 {
   date -u
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
-  for tool in memcheck racecheck; do
-    echo "== compute-sanitizer $tool: l2_256b and bulk loads, traced runs (elementwise_check --quick --loads-only)"
-    timeout 90 compute-sanitizer --tool $tool --print-limit 5 "$bin/elementwise_check" --quick --loads-only | tail -n 3
-  done
   echo "== elementwise_check --quick"
   timeout 90 "$bin/elementwise_check" --quick | grep -vE "^ok "
   echo "== vector add against Triton, torch, copy; traces; listings"
   PYTHONUNBUFFERED=1 timeout 200 python3 kernels/elementwise/bench_baselines.py \
     --lib "$bin/libtilesim_elementwise_capi.so" --out "$out/bench_elementwise.json" --asm-dir "$out/asm" \
     --trace-max 1048576 ${4:+--ours "$4"} ${5:+--sizes "$5"}
-  echo "== dataset: the load paths' configurations"
-  python3 validation/measure/make_elementwise_specs.py --specs "$out/specs" --filter "${6:-_(l2|bulk)_}"
+  echo "== dataset: the configurations FILTER finds"
+  python3 validation/measure/make_elementwise_specs.py --specs "$out/specs" --filter "${6:-^$}"
   for spec in "$out"/specs/*.json; do
+    [ -e "$spec" ] || continue
     id=$(basename "$spec" .json)
     if timeout 60 "$bin/tilesim-measure" --kernel "$spec" --runs 25 --warmup 3 --out "$out/measured/$id.json" \
          2>"$out/measured/$id.log"; then
@@ -83,7 +78,7 @@ if [ "$mode" = loads ]; then
     fi
   done
   date -u
-} 2>&1 | tee "$out/loads.log"
+} 2>&1 | tee "$out/bench.log"
 tar -czf "$out/measured.tgz" -C "$out" measured
 rm -rf "$out/measured" "$out/specs"
 exit 0

@@ -18,14 +18,6 @@ constexpr OpName kOps[] = {{ElementwiseOp::add, "add", 2},
                            {ElementwiseOp::relu, "relu", 1},
                            {ElementwiseOp::gelu, "gelu", 1}};
 
-struct LoadName {
-  ElementwiseLoad load;
-  const char* name;
-};
-constexpr LoadName kLoads[] = {
-    {ElementwiseLoad::plain, "plain"}, {ElementwiseLoad::l2_256b, "l2_256b"}, {ElementwiseLoad::bulk, "bulk"},
-    {ElementwiseLoad::coherent, "coherent"}};
-
 struct EpilogueName {
   GemmEpilogue epilogue;
   const char* name;
@@ -43,20 +35,13 @@ constexpr int kMaxVectorBytes = 16;
 
 // "command": where a dataset spec came from, as the GEMM specs of validation/data carry it.
 constexpr std::string_view kElementwiseKeys[] = {"name",   "kind",   "op",         "elements", "dtype",
-                                                 "block",  "vector", "unroll",     "persistent", "load",
-                                                 "command"};
+                                                 "block",  "vector", "unroll",     "persistent", "command"};
 
 } // namespace
 
 std::string to_string(ElementwiseOp op) {
   for (const auto& o : kOps)
     if (o.op == op) return o.name;
-  return "unknown";
-}
-
-std::string to_string(ElementwiseLoad load) {
-  for (const auto& l : kLoads)
-    if (l.load == load) return l.name;
   return "unknown";
 }
 
@@ -112,21 +97,6 @@ void parse_elementwise_spec(const JsonFields& f, KernelSpec& s) {
   if (e.unroll != 1 && e.unroll != 2 && e.unroll != 4)
     f.fail("unroll", "is " + std::to_string(e.unroll) + ", not 1, 2 or 4", "use 1, 2 or 4 vectors per thread and step");
   s.persistent = f.boolean_or("persistent", false);
-  const std::string load = f.string_or("load", "plain");
-  known = false;
-  for (const auto& l : kLoads)
-    if (load == l.name) e.load = l.load, known = true;
-  if (!known) f.fail("load", "unknown load '" + load + "'", "use \"plain\", \"coherent\", \"l2_256b\" or \"bulk\"");
-  if (e.load != ElementwiseLoad::plain && (s.a_dtype != Dtype::fp32 || e.vector != 4))
-    f.fail("load", "\"" + load + "\" takes fp32 in vectors of 4, not " + to_string(s.a_dtype) + " in vectors of " +
-                       std::to_string(e.vector),
-           "use \"plain\", or fp32 with \"vector\": 4");
-  // Two stages of a step's inputs must fit the kernel's 96 KB ring (kernels/elementwise/elementwise.cu).
-  if (e.load == ElementwiseLoad::bulk && 2 * e.chunk() * bytes * input_count(e.op) > 96 * 1024)
-    f.fail("load", "\"bulk\" with block * vector * unroll = " + std::to_string(e.chunk()) +
-                       " elements makes a step too large for two stages in 96 KB of shared memory",
-           "use a smaller block or unroll");
-  if (e.load == ElementwiseLoad::bulk) s.persistent = true; // the bulk kernel's grid is what fits at once
   // The GEMM fields have no meaning here; the simulator's ring holds one step per CTA.
   s.warps = e.block / 32;
   s.stages = 1;
@@ -138,8 +108,7 @@ nlohmann::json elementwise_spec_json(const KernelSpec& s) {
   const ElementwiseShape& e = s.elementwise;
   return {{"name", s.name},           {"kind", "elementwise"}, {"op", to_string(e.op)},
           {"elements", e.elements},   {"dtype", to_string(s.a_dtype)}, {"block", e.block},
-          {"vector", e.vector},       {"unroll", e.unroll},           {"persistent", s.persistent},
-          {"load", to_string(e.load)}};
+          {"vector", e.vector},       {"unroll", e.unroll},           {"persistent", s.persistent}};
 }
 
 } // namespace tilesim

@@ -42,10 +42,6 @@ class ElementwiseModel final : public KernelModel {
 public:
   ElementwiseModel(const KernelSpec& spec, const GpuProfile& gpu) : spec_(spec) {
     const ElementwiseShape& e = spec.elementwise;
-    if (e.load != ElementwiseLoad::plain)
-      throw SpecError(spec.source, "load",
-                      "\"" + to_string(e.load) + "\" is a load path the element-wise model does not describe",
-                      "use \"plain\" (the model replays the plain kernel only)");
     element_bytes_ = dtype_bits(spec.a_dtype) / 8;
     step_bytes_ = e.chunk() * element_bytes_;
     steps_ = (e.elements + e.chunk() - 1) / e.chunk();
