@@ -13,7 +13,8 @@
 // right behind a batch of 500 launches, before the clock governor can move (it acts over
 // milliseconds), to give cycles. On the H100 it reads 1995-2084 MHz, above the board's 1980 MHz
 // maximum, so the profile's cycles are ns_per_block x 1980 MHz instead (kernels/mixed_input/NOTES.md).
-// Output: one JSON object on stdout.
+// Output: one JSON object on stdout. --tiles 16,224 and --prmt-only restrict it to those tiles and to
+// int8 with prmt (ablations of the kernel: validation/data/h100/mixed_input/tried/ablation_v10/).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>

@@ -169,7 +169,6 @@ struct ChannelQuant {
 // alone and the XOR sets them to kk ^ phase. One LOP3 per k16 step, the rest ld.shared immediates
 // (the per-word offsets they replace cost the K block ~50 integer instructions, NOTES.md v10).
 template <int BlockK> struct WordAddress {
-  static constexpr int k_steps = BlockK / 16;
   static constexpr uint32_t row8_bytes = 8 * BlockK;
   uint32_t base;
   uint32_t byte; // 0 or 2: the pair's first byte inside the word

@@ -10,9 +10,9 @@
 //    mixed_input_block_rate.cu), so the memory side is left to the replay. Built up from parts
 //    instead (the conversion at the dequant_issue_rate microbenchmark's 31.2 values per cycle
 //    plus the wgmma at the tensor rate), a decode K block came to 327 cycles where the kernel
-//    takes 714: the consumers' conversion, register-A wgmma and synchronisation do not overlap as
-//    their issue rates suggest, and the model predicted the dataset 20% fast
-//    (kernels/mixed_input/NOTES.md);
+//    took 714 (645 since v10): its load path alone, with no conversion and no wgmma, takes about
+//    380, and the conversion adds to it rather than hiding behind it, so the model predicted the
+//    dataset 20% fast (kernels/mixed_input/NOTES.md, v10 ablations);
 //  - the split-K reduction at the end of a 64-channel tile: consumers 1.. write their fp32 sums
 //    to shared memory and consumer 0 adds them (a load and an add per accumulator and consumer);
 //  - the scales' and zero points' loads: per-channel ones once per tile, group scales as the

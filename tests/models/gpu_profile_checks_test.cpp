@@ -94,9 +94,9 @@ TEST_CASE("an unsupported dtype names the profile's file") {
 TEST_CASE("the mixed-input K-block costs: one per tile, looked up by tile, conversion and scales") {
   json j = h100_json();
   const GpuProfile p = parse_gpu_profile(j, "gpu.json");
-  CHECK(p.mixed_input_k_block.of(16, false, false) == 714);
-  CHECK(p.mixed_input_k_block.of(224, true, false) == 1513);
-  CHECK(p.mixed_input_k_block.of(256, false, true) == 1367);
+  CHECK(p.mixed_input_k_block.of(16, false, false) == 645);
+  CHECK(p.mixed_input_k_block.of(224, true, false) == 1503);
+  CHECK(p.mixed_input_k_block.of(256, false, true) == 1346);
   CHECK(p.mixed_input_k_block.of(48, false, false) == 0); // not measured
   j["mixed_input_k_block_cycles"]["value"]["cvt"].erase(0);
   CHECK_THAT(error_of(j), Catch::Contains("mixed_input_k_block_cycles.value.cvt: has 5 entries for 6 tile_m"));
