@@ -11,7 +11,6 @@ tilesim-measure's do:
     b128v4u2_grid:   128 threads x 2 vectors of 4: Triton's own split (BLOCK_SIZE 1024 over 4 warps)
     b256v4u4_grid:   256 threads x 4 vectors of 4: 4096 elements per CTA, a quarter of the CTAs
     b256v4u1_persistent: the grid-stride form
-    ..._straight:    the grid form without the strided loop: load, add, store, exit
   triton:          the Triton tutorial's add_kernel (BLOCK_SIZE 1024, its defaults)
   torch:           torch.add(x, y, out=out)
   copy:            out.copy_(x), a device-to-device cudaMemcpy: the device copy rate
@@ -91,9 +90,6 @@ class Ours:
 CATALOGUE = {f"b{block}v4u{unroll}_grid": (block, 4, unroll, False)
              for block, unroll in ((256, 1), (128, 2), (256, 2), (256, 4), (128, 4), (1024, 1))}
 CATALOGUE["b256v4u1_persistent"] = (256, 4, 1, True)
-# The grid form straight through, without the strided loop (the C entry point's persistent = 2).
-CATALOGUE.update({f"b{block}v4u{unroll}_straight": (block, 4, unroll, 2)
-                  for block, unroll in ((256, 1), (128, 2), (256, 4))})
 OURS = {}  # the configurations timed (main() fills it from --ours)
 
 

@@ -33,7 +33,6 @@ struct ElementwiseProblem {
   int vector = 4;            // elements per thread and load: a power of two, vector * bytes <= 16
   int unroll = 1;            // vectors per thread and step (1, 2 or 4), block * vector apart
   bool persistent = false;
-  bool grid_loop = true; // grid form: the strided loop (run once) of the first version, or straight through
 };
 
 // Empty when the kernel runs the problem, otherwise a message naming the field and the fix.

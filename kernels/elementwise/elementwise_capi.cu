@@ -19,8 +19,7 @@ tilesim::kernels::ElementwiseProblem problem_of(int op, int dtype, long long ele
   p.block = block;
   p.vector = vector;
   p.unroll = unroll;
-  p.persistent = persistent == 1;
-  p.grid_loop = persistent != 2; // 2: the grid form straight through, without the strided loop
+  p.persistent = persistent != 0;
   return p;
 }
 

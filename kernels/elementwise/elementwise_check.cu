@@ -125,8 +125,7 @@ int run_case(const tk::ElementwiseProblem& p, int sm_count, std::mt19937_64& rng
   std::string where = std::string(name_of(p.op)) + " " + name_of(p.dtype) + " n=" + std::to_string(p.elements) +
                       " block=" + std::to_string(p.block) + " vector=" + std::to_string(p.vector) +
                       " unroll=" + std::to_string(p.unroll) +
-                      (p.persistent ? " persistent" : p.grid_loop ? " grid" : " grid-straight") +
-                      (traced ? " traced" : "");
+                      (p.persistent ? " persistent" : " grid") + (traced ? " traced" : "");
   std::vector<tk::CtaTrace> trace;
   try {
     tk::Elementwise kernel(p, b.x, binary ? b.y : nullptr, b.out, sm_count);
@@ -201,21 +200,9 @@ int main(int argc, char** argv) {
                 ++cases;
               }
           }
-  // The grid form straight through (no strided loop), every op and dtype, 16-byte vectors.
-  for (Dtype dtype : {Dtype::fp32, Dtype::bf16, Dtype::fp16})
-    for (ElementwiseOp op : {ElementwiseOp::add, ElementwiseOp::mul, ElementwiseOp::relu, ElementwiseOp::gelu})
-      for (std::int64_t n : sizes)
-        for (int unroll : {1, 2, 4}) {
-          tk::ElementwiseProblem p{op, dtype, n, 256, 16 / bytes_of(dtype), unroll, false};
-          p.grid_loop = false;
-          failures += run_case(p, sm_count, rng);
-          ++cases;
-        }
   // Traced runs (fp32 in 16-byte vectors): the same output, and every CTA's record in order.
-  for (int form = 0; form < 3; ++form) { // grid, persistent, grid straight through
-    tk::ElementwiseProblem p{ElementwiseOp::add, Dtype::fp32, 1000003, 256, 4, 2, form == 1};
-    p.grid_loop = form != 2;
-    failures += run_case(p, sm_count, rng, true);
+  for (bool persistent : {false, true}) {
+    failures += run_case({ElementwiseOp::add, Dtype::fp32, 1000003, 256, 4, 2, persistent}, sm_count, rng, true);
     ++cases;
   }
   // Bad problems are refused with a message, not launched.

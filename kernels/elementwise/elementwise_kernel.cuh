@@ -73,23 +73,16 @@ __device__ __forceinline__ void elementwise_step(const T* __restrict__ x, const 
   }
 }
 
-// Strided: CTAs loop over steps blockIdx.x, + gridDim.x, ... (persistent form, and the grid form's
-// first version); otherwise CTA b runs step b once, straight through (grid form, gridDim.x = steps).
 // Traced: thread 0 of every CTA records when it started, when its first step's loads had returned
 // and when the CTA ended (elementwise_trace.cuh); otherwise `trace` is unused.
-template <typename T, int Vector, int Unroll, ElementwiseOp Op, typename Index, bool Traced, bool Strided>
+template <typename T, int Vector, int Unroll, ElementwiseOp Op, typename Index, bool Traced>
 __global__ void elementwise_kernel(const T* __restrict__ x, const T* __restrict__ y, T* __restrict__ out,
                                    Index elements, Index steps, CtaTrace* trace) {
   if constexpr (Traced) trace_cta_start(trace);
   [[maybe_unused]] bool traced_first = false;
   const Index stride = static_cast<Index>(blockDim.x) * Vector; // between a thread's vectors
-  if constexpr (Strided) {
-    for (Index step = blockIdx.x; step < steps; step += gridDim.x) {
-      elementwise_step<T, Vector, Unroll, Op, Index>(x, y, out, elements, step, stride);
-      if constexpr (Traced) trace_first_data(trace, traced_first);
-    }
-  } else {
-    elementwise_step<T, Vector, Unroll, Op, Index>(x, y, out, elements, static_cast<Index>(blockIdx.x), stride);
+  for (Index step = blockIdx.x; step < steps; step += gridDim.x) {
+    elementwise_step<T, Vector, Unroll, Op, Index>(x, y, out, elements, step, stride);
     if constexpr (Traced) trace_first_data(trace, traced_first);
   }
   if constexpr (Traced) trace_cta_end(trace);
