@@ -14,7 +14,8 @@
 // milliseconds), to give cycles. On the H100 it reads 1995-2084 MHz, above the board's 1980 MHz
 // maximum, so the profile's cycles are ns_per_block x 1980 MHz instead (kernels/mixed_input/NOTES.md).
 // Output: one JSON object on stdout. --tiles 16,224 and --prmt-only restrict it to those tiles and to
-// int8 with prmt (ablations of the kernel: validation/data/h100/mixed_input/tried/ablation_v10/).
+// int8 with prmt, --stages N sets every tile's ring depth (ablations of the kernel:
+// validation/data/h100/mixed_input/tried/ablation_v10/).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -113,9 +114,11 @@ int main(int argc, char** argv) {
   int reps = 50;
   std::vector<int> only_tiles; // --tiles 16,224: those tile_m only (ablations); default every tile
   bool prmt_only = false;      // --prmt-only: int8, per-channel scales, prmt conversion only
+  int stages = 0;              // --stages N: that ring depth for every tile (ablations); default each tile's own
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--prmt-only")) prmt_only = true;
     else if (i + 1 < argc && !std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[++i]);
+    else if (i + 1 < argc && !std::strcmp(argv[i], "--stages")) stages = std::atoi(argv[++i]);
     else if (i + 1 < argc && !std::strcmp(argv[i], "--tiles"))
       for (char *c = argv[++i], *end = c; *c; c = end + (*end == ',')) {
         only_tiles.push_back(static_cast<int>(std::strtol(c, &end, 10)));
@@ -126,7 +129,7 @@ int main(int argc, char** argv) {
         }
       }
     else {
-      std::fprintf(stderr, "mixed_input_block_rate: unknown option %s; use --reps N, --tiles M[,M...], --prmt-only\n",
+      std::fprintf(stderr, "mixed_input_block_rate: unknown option %s; use --reps N, --tiles M[,M...], --prmt-only, --stages N\n",
                    argv[i]);
       return 1;
     }
@@ -146,10 +149,16 @@ int main(int argc, char** argv) {
   const std::pair<int, int> tiles[] = {{16, 12}, {32, 8}, {64, 8}, {128, 5}, {224, 5}, {256, 4}}; // tokens, stages
   for (int group : {0, 128})
     for (auto conversion : {fast, naive})
-      for (const auto& [tile, stages] : tiles) { // int8 with per-channel scales, uint8 with group scales
+      for (const auto& [tile, tile_stages] : tiles) { // int8 with per-channel scales, uint8 with group scales
         if (!only_tiles.empty() && std::find(only_tiles.begin(), only_tiles.end(), tile) == only_tiles.end()) continue;
         if (prmt_only && (group || conversion != fast)) continue;
-        configs.push_back({tile, conversion, group ? u8 : i8, group, stages});
+        const int tile_n = tile >= 128 ? 128 : 64;
+        const std::string why = tk::mixed_input_unsupported_reason(tile, tile_n, block_k(tile_n), stages ? stages : tile_stages);
+        if (!why.empty()) {
+          std::fprintf(stderr, "mixed_input_block_rate: --stages %d: %s\n", stages, why.c_str());
+          return 1;
+        }
+        configs.push_back({tile, conversion, group ? u8 : i8, group, stages ? stages : tile_stages});
       }
   std::printf("{\n \"gpu\": \"%s\",\n \"sms\": %d,\n \"ctas\": %d,\n \"reps\": %d,\n \"unit\": \"per CTA: one K block of the tile "
               "(block_k 128 on 64-channel tiles, 64 on 128-channel ones), operands L2-resident\",\n \"configs\": [",
