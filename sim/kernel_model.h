@@ -56,6 +56,10 @@ public:
   // Boxes this CTA's producer loads for K step `k` of `item` (appended to `out`).
   virtual void load_boxes(const WorkItem& item, int k, std::vector<OperandBox>& out) const = 0;
   virtual Box store_box(const TileIndex& tile) const = 0;
+  // What a tile's epilogue writes, one L2 lookup per sector each box row touches (appended to
+  // `out`): the one store_box unless the kernel's stores are narrower than a sector (each sector
+  // is looked up once per store that touches it) or write a second tensor.
+  virtual void store_boxes(const TileIndex& tile, std::vector<Box>& out) const { out.push_back(store_box(tile)); }
   virtual Cycle mma_cycles_per_k_step() const = 0;
   // Per-element work the consumer warps issue each K step (conversions, scaling), in cycles.
   virtual Cycle element_cycles_per_k_step() const = 0;

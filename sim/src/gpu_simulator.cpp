@@ -111,6 +111,7 @@ private:
   int tiles_done_ = 0;
   Cycle end_ = 0;
   std::vector<OperandBox> boxes_;
+  std::vector<Box> store_boxes_;
 };
 
 Cycle Simulation::issue_cost(const Box& box) const {
@@ -264,7 +265,9 @@ void Simulation::mma_done(Cycle t, int id) {
   c.epilogue_free = epilogue_end;
   c.accumulator_free[(c.finished / k_steps_ - 1) % buffers] = epilogue_end;
   if (item.store) {
-    end_ = std::max(end_, memory_.write_box(epilogue_start, c.sm, model_->store_box(tile)));
+    store_boxes_.clear();
+    model_->store_boxes(tile, store_boxes_);
+    for (const Box& box : store_boxes_) end_ = std::max(end_, memory_.write_box(epilogue_start, c.sm, box));
     TileRecord& r = records_[linear];
     r = {linear, tile.expert, tile.row, tile.col, c.sm, 0, 0, c.tile_begin, epilogue_end,
          a_sectors_[linear].hits, a_sectors_[linear].misses, b_sectors_[linear].hits, b_sectors_[linear].misses};

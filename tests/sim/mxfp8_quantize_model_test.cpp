@@ -58,3 +58,44 @@ TEST_CASE("mxfp8 quantiser model: a colwise step is a 128 x 128 tile, written as
   CHECK(model->resources().shared_memory_bytes == 128 * 128 * 2);
   CHECK(model->resources().registers_per_thread == 64); // round-up rule
 }
+
+TEST_CASE("mxfp8 quantiser model: a colwise tile's stores are the kernel's 16-byte halves of each sector, then "
+          "its scale bytes") {
+  const GpuProfile gpu = h100();
+  const auto model = make_kernel_model(quantiser(256, 544, "colwise"), gpu);
+  std::vector<Box> boxes;
+  // Tile 5: rows 128..255, columns 0..127. The elements of output row c start at c x 256 + 128.
+  const TileIndex full = model->lookup_tile(5).tile;
+  model->store_boxes(full, boxes);
+  REQUIRE(boxes.size() == 8 + 1); // 128 bytes of each output row as 8 stores of 16, then the scales
+  const Address elements = model->store_box(full).base;
+  for (int piece = 0; piece < 8; ++piece) {
+    CHECK(boxes[piece].base == elements + 16 * piece);
+    CHECK(boxes[piece].row_bytes == 16); // one sector lookup per row: each sector twice in all
+    CHECK(boxes[piece].row_stride == 256);
+    CHECK(boxes[piece].rows == 128);
+  }
+  // Scales [544, 256 / 32]: the tile's 4 blocks of column c at c x 8 + 4, after the 544 x 256 elements.
+  CHECK(boxes[8].base >= model->store_box(model->lookup_tile(0).tile).base + 544 * 256);
+  CHECK(boxes[8].row_bytes == 4);
+  CHECK(boxes[8].row_stride == 8);
+  CHECK(boxes[8].rows == 128);
+  std::vector<Box> first;
+  model->store_boxes(model->lookup_tile(0).tile, first);
+  CHECK(boxes[8].base - first[8].base == 4);
+  // 9 x 128 = 1152 lookups for 512 sectors of elements and 128 of scales.
+
+  // A column tail (tile 4: columns 512..543) writes 32 output rows.
+  boxes.clear();
+  model->store_boxes(model->lookup_tile(4).tile, boxes);
+  REQUIRE(boxes.size() == 9);
+  CHECK(boxes[0].rows == 32);
+  CHECK(boxes[8].base - first[8].base == 512 * 8);
+
+  // Rowwise, the one contiguous run.
+  const auto rowwise = make_kernel_model(quantiser(256, 544, "rowwise"), gpu);
+  boxes.clear();
+  rowwise->store_boxes(rowwise->lookup_tile(0).tile, boxes);
+  REQUIRE(boxes.size() == 1);
+  CHECK(boxes[0].row_bytes == rowwise->store_box(rowwise->lookup_tile(0).tile).row_bytes);
+}
