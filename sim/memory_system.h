@@ -144,8 +144,14 @@ private:
   MemoryTotals totals_;
   std::vector<LineRequest> lines_;      // scratch: the box's lines, the first line_count_ of them
   std::size_t line_count_ = 0;
-  // Scratch: the lines of a box the tags served (indices into lines_), for the coalescer.
-  std::vector<std::uint32_t> looked_up_;
+  // Scratch: the lines of a box the tags served (indices into lines_) and where the coalescer
+  // holds each (RequestCoalescer::insert_in_set's hint), for the coalescer.
+  struct LookedUp {
+    std::uint32_t line;
+    std::int32_t way;
+  };
+  std::vector<LookedUp> looked_up_;
+  bool distinct_lines_ = true; // no line of the box comes twice
   std::size_t looked_up_count_ = 0;
   struct Fill {
     SectoredCache* partition;
@@ -153,6 +159,13 @@ private:
     std::int64_t set;
     int slot; // the line's slot at its lookup
   };
+  // Scratch: the box's near misses of lines homed across (index into lines_, the sectors missed),
+  // looked up at their homes after the near lookups.
+  struct FarRequest {
+    std::uint32_t line;
+    std::uint32_t sectors;
+  };
+  std::vector<FarRequest> far_misses_;
   std::vector<Fill> fills_; // scratch: the box's lookups that fetch sectors (at most four a line)
   std::size_t fill_count_ = 0;
 };

@@ -44,26 +44,35 @@ public:
 
   // The cycle the data of `sectors` of `line` arrives with the request already made for it, or a
   // negative value when no request for them is held or the one held is full.
-  Cycle merge(LineAddress line, SectorMask sectors) { return merge_in_set(set_of(line), line, sectors); }
-  // The same, for a caller that already knows the line's set (set_of(line)).
-  Cycle merge_in_set(std::size_t set, LineAddress line, SectorMask sectors) {
+  Cycle merge(LineAddress line, SectorMask sectors) { return merge_in_set(set_of(line), line, sectors).ready; }
+  // The same, for a caller that already knows the line's set (set_of(line)); also says where the
+  // line is held (-1: nowhere), for the insert that follows a failed merge.
+  struct Merge {
+    Cycle ready;
+    int way;
+  };
+  Merge merge_in_set(std::size_t set, LineAddress line, SectorMask sectors) {
     const std::size_t first = set * static_cast<std::size_t>(ways_);
     const int w = find(&tags_[first], static_cast<std::uint32_t>(line));
-    if (w < 0) return -1;
+    if (w < 0) return {-1, -1};
     Entry& e = entries_[first + static_cast<std::size_t>(w)];
-    if ((e.sectors & sectors) != sectors || e.merges >= merges_per_request_) return -1;
+    if ((e.sectors & sectors) != sectors || e.merges >= merges_per_request_) return {-1, w};
     if (e.merges < kUnlimited - 1) ++e.merges;
-    return e.ready;
+    return {e.ready, w};
   }
 
   // Holds a request that went to the L2, its data back at `ready`, in place of the set's oldest;
   // a line already held keeps its entry and the time its first request's data arrives, unless
   // that request is full: then the new one takes its place.
   void insert(LineAddress line, SectorMask sectors, Cycle ready) { insert_in_set(set_of(line), line, sectors, ready); }
-  void insert_in_set(std::size_t index, LineAddress line, SectorMask sectors, Cycle ready) {
+  // `way` is what the failed merge_in_set said of the line: the way holding it (checked by tag:
+  // another line may have taken it since), -1 when it was held nowhere and has not been inserted
+  // since, or kUnknown: then it is searched for.
+  static constexpr int kUnknown = -2;
+  void insert_in_set(std::size_t index, LineAddress line, SectorMask sectors, Cycle ready, int way = kUnknown) {
     const std::size_t first = index * static_cast<std::size_t>(ways_);
     const auto tag = static_cast<std::uint32_t>(line);
-    const int w = find(&tags_[first], tag);
+    const int w = way == -1 ? -1 : way >= 0 && tags_[first + static_cast<std::size_t>(way)] == tag ? way : find(&tags_[first], tag);
     if (w >= 0) {
       Entry& e = entries_[first + static_cast<std::size_t>(w)];
       if (e.merges >= merges_per_request_)

@@ -129,7 +129,9 @@ private:
       out.miss_sectors = sectors_in(missing);
       out.hit_sectors = sectors_in(sectors) - out.miss_sectors;
       out.hit_ready = state >> kFillShift;
-      s.state[slot] = state | marks;
+      // Stored only when it changes: a host cache line written back costs memory bandwidth, and
+      // most hits change nothing.
+      if ((state | marks) != state) s.state[slot] = state | marks;
       touch(ranks, slot);
       out.slot = slot;
       return out;

@@ -39,6 +39,7 @@ void MemorySystem::gather_lines(const Box& box, int partition) {
   if (lines_.size() < most) {
     lines_.resize(most);
     looked_up_.resize(most);
+    far_misses_.resize(most);
     fills_.resize(4 * most);
   }
   LineRequest* const begin_out = lines_.data();
@@ -46,21 +47,21 @@ void MemorySystem::gather_lines(const Box& box, int partition) {
   const std::int64_t sets = partitions_.front().sets(); // every partition has the same sets
   const std::uint64_t coalescer_sets = coalescers_.front().sets();
   const std::uint64_t reciprocal = partition_reciprocal_, partitions = partitions_.size();
-  // Every line's set starts on its way into the host's caches before the first lookup, at the
-  // SM's partition and, for a line homed across, at its home: the lookups are independent, so their
-  // host memory latencies overlap (a box is a few hundred lines; their sets fit in the host's L2).
+  // Every line's set at the SM's partition starts on its way into the host's caches before the
+  // first lookup: the lookups are independent, so their host memory latencies overlap (a box is a
+  // few hundred lines; their sets fit in the host's L2). A home set across is brought in only for
+  // a near miss (read_lines).
   const SectoredCache* caches = partitions_.data();
   const auto request = [=](LineAddress line, SectorMask mask) {
     const auto set = static_cast<std::uint32_t>(SectoredCache::set_of(line, sets));
     const int home = home_of(line, reciprocal, partitions);
-    if (partition >= 0) {
-      caches[partition].prefetch_set(set);
-      if (home != partition) caches[home].prefetch_set(set);
-    }
+    if (partition >= 0) caches[partition].prefetch_set(set);
     return LineRequest{line, set, static_cast<std::uint32_t>(RequestCoalescer::set_of(line, coalescer_sets)), mask,
                        static_cast<std::uint32_t>(home)};
   };
-  if (box.row_bytes > 0 && ((box.base | static_cast<Address>(box.row_bytes) | static_cast<Address>(box.row_stride)) & line_mask) == 0) {
+  const bool aligned =
+      box.row_bytes > 0 && ((box.base | static_cast<Address>(box.row_bytes) | static_cast<Address>(box.row_stride)) & line_mask) == 0;
+  if (aligned) {
     // Rows of whole, aligned lines (a TMA box of 128-byte rows): every sector of every line.
     const LineAddress per_row = static_cast<Address>(box.row_bytes) >> line_shift;
     const LineAddress stride = static_cast<Address>(box.row_stride) >> line_shift;
@@ -86,6 +87,11 @@ void MemorySystem::gather_lines(const Box& box, int partition) {
   }
   line_count_ = static_cast<std::size_t>(out - begin_out);
   totals_.l2_line_lookups += static_cast<long long>(line_count_);
+  // Rows of whole lines further apart than they are long never share a line; other boxes are checked.
+  distinct_lines_ = aligned ? box.rows <= 1 || box.row_stride >= box.row_bytes
+                            : std::adjacent_find(begin_out, out, [](const LineRequest& a, const LineRequest& b) {
+                                return a.line >= b.line;
+                              }) == out;
 }
 
 MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, RequestCoalescer& coalescer, bool promote) {
@@ -104,8 +110,9 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, RequestCoalesce
   // partition lands 64 ns after it, one of the leader's partition 16 ns after it): the latest
   // pending fill of the near hits and of the far ones.
   std::uint32_t near_ready = 0, far_ready = 0;
-  std::uint32_t* looked_up = looked_up_.data();
+  LookedUp* looked_up = looked_up_.data();
   Fill* fill = fills_.data();
+  FarRequest* far_miss = far_misses_.data();
   // The missed line's 256-byte block partner, looked up (and fetched if absent) in `cache` with it.
   const auto promote_buddy = [&](SectoredCache& cache, LineAddress buddy, long long& lookups, long long& hits) {
     const std::int64_t buddy_set = cache.set_of(buddy);
@@ -120,15 +127,16 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, RequestCoalesce
   for (std::size_t i = 0; i < count; ++i) {
     const LineRequest req = lines[i];
     if (coalescing) {
-      const Cycle ready = coalescer.merge_in_set(req.coalescer_set, req.line, req.sectors);
-      if (ready >= 0) {
+      const RequestCoalescer::Merge merge = coalescer.merge_in_set(req.coalescer_set, req.line, req.sectors);
+      if (merge.ready >= 0) {
         const int sectors = SectoredCache::sectors_in(req.sectors);
         l2_sectors += sectors;
         coalesced_sectors += sectors;
-        coalesced_ready = std::max(coalesced_ready, ready);
+        coalesced_ready = std::max(coalesced_ready, merge.ready);
         continue;
       }
-      *looked_up++ = static_cast<std::uint32_t>(i);
+      // Where the line is held stays known for its insert only while no line comes twice.
+      *looked_up++ = {static_cast<std::uint32_t>(i), merge.way >= 0 || distinct_lines_ ? merge.way : RequestCoalescer::kUnknown};
     }
     const auto sectors = static_cast<SectorMask>(req.sectors);
     const LookupOutcome o = near.read_in_set(req.set, req.line, sectors);
@@ -139,23 +147,30 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, RequestCoalesce
     l2_sectors += o.hit_sectors;
     if (o.miss_sectors == 0) continue;
     *fill++ = {&near, req.line, req.set, o.slot};
-    const LineAddress buddy = req.line ^ 1;
     if (static_cast<int>(req.home) == partition) {
       dram_sectors += o.miss_sectors;
-      if (promote) promote_buddy(near, buddy, sm_read, near_hits);
+      if (promote) promote_buddy(near, req.line ^ 1, sm_read, near_hits);
       continue;
     }
+    // Looked up at its home after the box's near lookups: the two partitions' states are apart, so
+    // the order between them changes nothing, and only the home sets a near miss needs are
+    // brought into the host's caches, while the near lookups go on.
+    partitions_[req.home].prefetch_set(req.set);
+    *far_miss++ = {static_cast<std::uint32_t>(i), o.missed};
+    fabric_read += o.miss_sectors;
+  }
+  for (const FarRequest* f = far_misses_.data(); f != far_miss; ++f) {
+    const LineRequest req = lines[f->line];
     SectoredCache& home = partitions_[req.home];
-    const LookupOutcome far = home.read_in_set(req.set, req.line, o.missed);
+    const LookupOutcome far = home.read_in_set(req.set, req.line, static_cast<SectorMask>(f->sectors));
     if (far.hit_sectors > 0) far_ready = std::max(far_ready, far.hit_ready);
     if (far.miss_sectors > 0) *fill++ = {&home, req.line, req.set, far.slot};
     writeback_sectors += far.evicted_dirty_sectors;
-    fabric_read += o.miss_sectors;
     far_hits += far.hit_sectors;
     l2_sectors += far.hit_sectors;
     far_sectors += far.hit_sectors;
     dram_sectors += far.miss_sectors;
-    if (promote && far.miss_sectors > 0) promote_buddy(home, buddy, fabric_promotion, fabric_promotion_hits);
+    if (promote && far.miss_sectors > 0) promote_buddy(home, req.line ^ 1, fabric_promotion, fabric_promotion_hits);
   }
   looked_up_count_ = static_cast<std::size_t>(looked_up - looked_up_.data());
   fill_count_ = static_cast<std::size_t>(fill - fills_.data());
@@ -216,8 +231,8 @@ Cycle MemorySystem::read_box(Cycle issue, int sm, const Box& box, SectorCount& o
   for (std::size_t i = 0; i < fill_count_; ++i)
     fills_[i].partition->set_fill_ready_in_set(fills_[i].set, fills_[i].line, done, fills_[i].slot);
   for (std::size_t i = 0; i < looked_up_count_; ++i) {
-    const LineRequest& req = lines_[looked_up_[i]];
-    coalescer.insert_in_set(req.coalescer_set, req.line, req.sectors, done);
+    const LineRequest& req = lines_[looked_up_[i].line];
+    coalescer.insert_in_set(req.coalescer_set, req.line, req.sectors, done, looked_up_[i].way);
   }
   return done;
 }

@@ -262,6 +262,19 @@ TEST_CASE("request coalescer: a line replaced by another that maps to its entry 
   CHECK(mem.totals().coalesced_read_sectors == 4);
 }
 
+TEST_CASE("request coalescer: a box whose rows share a line holds that line once, with both rows' sectors") {
+  GpuProfile g = small_gpu();
+  g.l2.coalescer_lines_per_gpc = 1024;
+  g.sm.gpc.assign(g.sm.count, 0);
+  MemorySystem mem(g);
+  SectorCount c;
+  mem.read_box(0, 0, {0, 64, 64, 2}, c); // two 64-byte rows: sectors 0-1 and 2-3 of line 0
+  CHECK(mem.totals().sm_read_sectors == 4);
+  mem.read_box(10, 1, {0, 128, 128, 1}, c); // the whole line: merged into the one request
+  CHECK(mem.totals().coalesced_read_sectors == 4);
+  CHECK(mem.totals().sm_read_sectors == 4);
+}
+
 TEST_CASE("request coalescer: a held request takes a limited number of reads in") {
   GpuProfile g = small_gpu();
   g.l2.coalescer_lines_per_gpc = 1024;

@@ -53,3 +53,29 @@ TEST_CASE("request coalescer: a full set replaces its oldest entry") {
 TEST_CASE("request coalescer: without entries nothing is coalesced") {
   CHECK_FALSE(RequestCoalescer(0, 4, 2).enabled());
 }
+
+TEST_CASE("request coalescer: an insert takes the way its failed merge found, checked against what moved since") {
+  RequestCoalescer coalescer(4, 4, 1); // one set of 4 entries, 1 merge a request
+  const auto lines = lines_in_one_set(coalescer, 6);
+  coalescer.insert(lines[0], 0b1111, 10.0);
+  CHECK(coalescer.merge_in_set(0, lines[0], 0b1111).ready == 10.0);
+  const RequestCoalescer::Merge full = coalescer.merge_in_set(0, lines[0], 0b1111); // its one merge is used
+  CHECK(full.ready < 0);
+  CHECK(full.way == 0);
+  const RequestCoalescer::Merge absent = coalescer.merge_in_set(0, lines[1], 0b1111);
+  CHECK(absent.ready < 0);
+  CHECK(absent.way == -1);
+  SECTION("the way still holds the line: its full request is replaced there") {
+    coalescer.insert_in_set(0, lines[0], 0b1111, 20.0, full.way);
+    coalescer.insert_in_set(0, lines[1], 0b1111, 30.0, absent.way);
+    CHECK(coalescer.merge(lines[0], 0b1111) == 20.0);
+    CHECK(coalescer.merge(lines[1], 0b1111) == 30.0);
+  }
+  SECTION("another line took the way since: the line is new again, in the oldest way") {
+    for (int i = 2; i <= 5; ++i) coalescer.insert(lines[i], 0b1111, 100.0 * i); // lines[2..5] replace all four
+    coalescer.insert_in_set(0, lines[0], 0b1111, 40.0, full.way);
+    CHECK(coalescer.merge(lines[0], 0b1111) == 40.0);
+    CHECK(coalescer.merge(lines[2], 0b1111) < 0); // lines[0] replaced the oldest, lines[2]
+    CHECK(coalescer.merge(lines[5], 0b1111) == 500.0);
+  }
+}
