@@ -3,9 +3,12 @@
 #pragma once
 
 #include "models/kernel_spec.h"
+#include "models/launch_order.h"
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -89,10 +92,32 @@ struct LaunchProfile {
 };
 
 // The kernels' software tile scheduler (tilesim::tile_at, called twice per work item): a cost per
-// call and per loop trip, the trips counted by tile_at_trips.
+// call and per loop trip, the trips counted by tile_at_trips. Each order walks its own code, so an
+// order measured on its own has its own pair (optional); the others cost the pair fitted to all.
+struct TileSchedulerCost {
+  double cycles_per_call = 0;
+  double cycles_per_loop_trip = 0;
+};
 struct TileSchedulerProfile {
   double cycles_per_call = 0;
   double cycles_per_loop_trip = 0;
+  std::array<std::optional<TileSchedulerCost>, static_cast<size_t>(LaunchOrderKind::count_)> by_order;
+  TileSchedulerCost cost(LaunchOrderKind order) const {
+    const auto& own = by_order[static_cast<size_t>(order)];
+    return own ? *own : TileSchedulerCost{cycles_per_call, cycles_per_loop_trip};
+  }
+};
+
+// What our tiled GEMM kernels (kernels/grouped_gemm/ and the families built on it) cost on this GPU
+// beyond their K steps, measured with the kernel itself (validation/microbench/tile_phase_probe.sh);
+// optional, 0 where not measured.
+struct TiledGemmCosts {
+  // The epilogue's chunk loop (convert, stage in shared memory, fence, TMA store, wait for the
+  // chunk two back to be read), per KiB of bf16 output tile.
+  double epilogue_cycles_per_output_kib = 0;
+  // A CTA's start and exit beyond the block scheduler's refill: barrier setup, the cluster's
+  // start and exit barriers, waiting for its last stores.
+  double cta_start_exit_cycles = 0;
 };
 
 // bf16 values per SM cycle that the mixed-input kernel's weight conversions reach (kernels/
@@ -148,6 +173,7 @@ struct GpuProfile {
   TmaProfile tma;
   LaunchProfile launch;
   TileSchedulerProfile tile_scheduler;
+  TiledGemmCosts tiled_gemm;
   DequantRates dequant;
   MixedInputBlockCycles mixed_input_k_block;
   Mxfp8StageNs mxfp8_stage;

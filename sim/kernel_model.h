@@ -71,6 +71,15 @@ public:
   // Whether the kernel's software tile scheduler (tile_at, the profile's tile_scheduler costs) finds
   // each work item; an element-wise kernel's item is its blockIdx and costs nothing to find.
   virtual bool calls_tile_scheduler() const { return true; }
+  // Whether the consumer warps call the tile scheduler themselves before each tile's first MMA
+  // (kernels/grouped_gemm/: TileScheduler::next in consumer_loop), paying its cost in their own
+  // time; false where a scheduler warp or the producer hands the tiles on.
+  virtual bool consumer_finds_tile() const { return false; }
+  // Cycles the consumers spend on a tile before its first MMA besides finding it (zeroing register
+  // accumulators).
+  virtual Cycle tile_setup_cycles() const { return 0; }
+  // Cycles a CTA spends once, on its start and exit, beyond the block scheduler placing it.
+  virtual Cycle cta_start_cycles() const { return 0; }
   virtual CtaResources resources() const = 0;
   virtual bool uses_tma() const = 0;
 };

@@ -1,6 +1,7 @@
 #include "models/gpu_profile.h"
 
 #include "models/json_fields.h"
+#include "models/launch_order_names.h"
 #include "models/power_limit.h"
 
 #include <algorithm>
@@ -17,7 +18,8 @@ namespace {
 constexpr std::string_view kProfileKeys[] = {"name", "display_name", "arch", "architecture", "sm", "tensor_flops_per_cycle_per_sm",
                                              "l2",   "dram",         "tma",  "launch", "tile_scheduler",
                                              "dequant_values_per_cycle_per_sm", "mixed_input_k_block_cycles",
-                                             "mxfp8_stage_ns", "power"};
+                                             "mxfp8_stage_ns", "power",
+                                             "tiled_gemm"};
 constexpr std::string_view kSmKeys[] = {"count", "clock_mhz", "max_ctas", "max_warps", "max_threads", "registers",
                                         "max_registers_per_thread", "shared_memory_bytes",
                                         "max_shared_memory_per_cta_bytes", "warp_schedulers", "fp32_lanes",
@@ -32,7 +34,13 @@ constexpr std::string_view kDramKeys[] = {"size_bytes", "bandwidth_bytes_per_s",
 constexpr std::string_view kTmaKeys[] = {"issue_cycles_per_box", "max_inflight_boxes", "latency_cycles"};
 constexpr std::string_view kLaunchKeys[] = {"cta_launch_cycles", "cta_launch_cycles_without_shared_memory",
                                             "kernel_start_drain_ns", "kernel_launch_overhead_us"};
-constexpr std::string_view kTileSchedulerKeys[] = {"cycles_per_call", "cycles_per_loop_trip"};
+// Besides the pair fitted to every order, an order measured on its own may carry its own pair
+// under its name (without a group: "grouped_m").
+constexpr std::string_view kTileSchedulerKeys[] = {"cycles_per_call", "cycles_per_loop_trip", "row_major", "column_major",
+                                                   "grouped_m", "grouped_n", "serpentine", "morton", "hilbert",
+                                                   "expert_major", "interleaved"};
+constexpr std::string_view kTileSchedulerCostKeys[] = {"cycles_per_call", "cycles_per_loop_trip"};
+constexpr std::string_view kTiledGemmKeys[] = {"epilogue_cycles_per_output_kib", "cta_start_exit_cycles"};
 constexpr std::string_view kDequantKeys[] = {"prmt", "cvt"};
 constexpr std::string_view kBlockCycleKeys[] = {"tile_m", "prmt", "cvt", "prmt_group_scales", "cvt_group_scales"};
 constexpr std::string_view kMxfp8StageKeys[] = {"promote", "dequantize", "transposed_tile_m", "transposed"};
@@ -293,6 +301,18 @@ GpuProfile parse_gpu_profile(const nlohmann::json& j, const std::string& path) {
   const JsonFields scheduler = section(f, "tile_scheduler", kTileSchedulerKeys);
   p.tile_scheduler.cycles_per_call = sourced(scheduler, "cycles_per_call", 0, 1e7);
   p.tile_scheduler.cycles_per_loop_trip = sourced(scheduler, "cycles_per_loop_trip", 0, 1e5);
+  for (int kind = 0; kind < static_cast<int>(LaunchOrderKind::count_); ++kind) {
+    std::string name = to_string(LaunchOrder{static_cast<LaunchOrderKind>(kind)});
+    name = name.substr(0, name.find(':'));
+    if (!scheduler.has(name.c_str())) continue;
+    const JsonFields own = section(scheduler, name.c_str(), kTileSchedulerCostKeys);
+    p.tile_scheduler.by_order[kind] =
+        TileSchedulerCost{sourced(own, "cycles_per_call", 0, 1e7), sourced(own, "cycles_per_loop_trip", 0, 1e5)};
+  }
+  if (f.has("tiled_gemm")) {
+    const JsonFields gemm = section(f, "tiled_gemm", kTiledGemmKeys);
+    p.tiled_gemm = {sourced(gemm, "epilogue_cycles_per_output_kib", 0, 1e5), sourced(gemm, "cta_start_exit_cycles", 0, 1e6)};
+  }
   if (f.has("dequant_values_per_cycle_per_sm")) {
     const JsonFields d = section(f, "dequant_values_per_cycle_per_sm", kDequantKeys);
     p.dequant = {sourced(d, "prmt", 1e-3, 1e4), sourced(d, "cvt", 1e-3, 1e4)};

@@ -45,8 +45,18 @@ public:
                           ? 0.0
                           : kConversionInstructionsPerElement * spec.tile.n * spec.tile.k / issue_per_cycle;
     if (software_scaled) element_cycles_ = static_cast<double>(spec.tile.m) * spec.tile.n * (spec.tile.k / 32) / gpu.sm.fp32_lanes;
-    epilogue_cycles_ = (kEpilogueInstructionsPerElement + epilogue_.instructions_per_element()) * spec.tile.m *
-                       spec.tile.n / issue_per_cycle;
+    // The plain epilogue as measured with the kernel itself where the profile has it (its chunk loop
+    // waits on barriers, fences and the TMA store's reads, not on issue), else counted in instructions.
+    const double tile_elements = static_cast<double>(spec.tile.m) * spec.tile.n;
+    const double output_kib = tile_elements * (dtype_bits(spec.c_dtype) / 8) / 1024.0;
+    const double plain_epilogue = gpu.tiled_gemm.epilogue_cycles_per_output_kib > 0
+                                      ? gpu.tiled_gemm.epilogue_cycles_per_output_kib * output_kib
+                                      : kEpilogueInstructionsPerElement * tile_elements / issue_per_cycle;
+    epilogue_cycles_ = plain_epilogue + epilogue_.instructions_per_element() * tile_elements / issue_per_cycle;
+    cta_start_cycles_ = gpu.tiled_gemm.cta_start_exit_cycles;
+    // The consumers zero their register accumulators before a tile's first wgmma, one move each
+    // (kernels/grouped_gemm/grouped_gemm_kernel.cuh, consumer_loop).
+    setup_cycles_ = tile_elements / issue_per_cycle;
 
     resources_.threads = spec.warps * 32;
     // Tiled GEMMs keep their accumulators in registers and are built to use every register of the SM
@@ -93,6 +103,9 @@ public:
   Cycle mma_cycles_per_k_step() const override { return mma_cycles_; }
   Cycle element_cycles_per_k_step() const override { return element_cycles_; }
   Cycle epilogue_cycles() const override { return epilogue_cycles_; }
+  bool consumer_finds_tile() const override { return true; }
+  Cycle tile_setup_cycles() const override { return setup_cycles_; }
+  Cycle cta_start_cycles() const override { return cta_start_cycles_; }
   CtaResources resources() const override { return resources_; }
   bool uses_tma() const override { return spec_.load == LoadPath::tma; }
 
@@ -102,7 +115,7 @@ private:
   GemmOperands operands_;
   FusedEpilogue epilogue_;
   TileSpace space_;
-  Cycle mma_cycles_ = 0, element_cycles_ = 0, epilogue_cycles_ = 0;
+  Cycle mma_cycles_ = 0, element_cycles_ = 0, epilogue_cycles_ = 0, setup_cycles_ = 0, cta_start_cycles_ = 0;
   CtaResources resources_;
 };
 

@@ -89,6 +89,9 @@ private:
   void cta_exit(Cycle t, int id);
   void wake_consumer(Cycle t, int id);
   void wake_producer(Cycle t, int id);
+  // The consumers' own TileScheduler::next before a work item's first MMA, where the kernel's
+  // consumers find their tiles themselves (the producer's call runs ahead of them).
+  Cycle consumer_schedule_cycles(const WorkItem& w) const { return model_->consumer_finds_tile() ? w.schedule_cycles : 0; }
   Cycle issue_cost(const Box& box) const;
   KernelResult result(Cycle end) const;
 
@@ -129,7 +132,8 @@ WorkItem Simulation::work_item(int item) const {
   // The kernel's TileScheduler calls tile_at for each tile of the pair that exists.
   const auto lookup_cycles = [&](const TileLookup& l) {
     if (!model_->calls_tile_scheduler()) return 0.0;
-    return gpu_.tile_scheduler.cycles_per_call + gpu_.tile_scheduler.cycles_per_loop_trip * static_cast<double>(l.loop_trips);
+    const TileSchedulerCost cost = gpu_.tile_scheduler.cost(spec_.order.kind);
+    return cost.cycles_per_call + cost.cycles_per_loop_trip * static_cast<double>(l.loop_trips);
   };
   const TileLookup own = model_->lookup_tile(w.linear);
   w.tile = own.tile;
@@ -145,17 +149,18 @@ WorkItem Simulation::work_item(int item) const {
   return w;
 }
 
-void Simulation::launch_cta(Cycle t, int sm, std::vector<WorkItem> tiles) {
+void Simulation::launch_cta(Cycle placed, int sm, std::vector<WorkItem> tiles) {
+  const Cycle t = placed + model_->cta_start_cycles();
   Cta cta;
   cta.sm = sm;
   cta.tiles = std::move(tiles);
   cta.stage_ready.assign(spec_.stages, 0);
-  cta.tile_begin = t;
+  cta.tile_begin = t + consumer_schedule_cycles(cta.tiles.front());
   cta.last_issue = t;
   ctas_.push_back(std::move(cta));
   const int id = static_cast<int>(ctas_.size()) - 1;
   events_.push(t, {EventKind::producer_issue, id});
-  events_.push(t, {EventKind::consumer_step, id});
+  events_.push(ctas_[id].tile_begin, {EventKind::consumer_step, id});
   ctas_[id].producer_pending = true;
 }
 
@@ -230,7 +235,8 @@ void Simulation::consumer_step(Cycle t, int id) {
     return;
   }
   if (c.started % k_steps_ == 0) {
-    const Cycle drained = c.accumulator_free[(c.started / k_steps_) % model_->accumulator_buffers()];
+    const Cycle drained = std::max(c.accumulator_free[(c.started / k_steps_) % model_->accumulator_buffers()],
+                                   c.tile_begin + model_->tile_setup_cycles());
     if (drained > t) {
       events_.push(drained, {EventKind::consumer_step, id});
       return;
@@ -277,10 +283,12 @@ void Simulation::mma_done(Cycle t, int id) {
   // With a second accumulator buffer the next tile's MMA runs during this epilogue.
   const Cycle next_tile = buffers > 1 ? t : epilogue_end;
   c.tile_begin = next_tile;
-  if (c.finished < static_cast<long long>(c.tiles.size()) * k_steps_)
-    events_.push(next_tile, {EventKind::consumer_step, id});
-  else
+  if (c.finished < static_cast<long long>(c.tiles.size()) * k_steps_) {
+    c.tile_begin += consumer_schedule_cycles(c.tiles[c.finished / k_steps_]);
+    events_.push(c.tile_begin, {EventKind::consumer_step, id});
+  } else {
     events_.push(epilogue_end, {EventKind::cta_exit, id});
+  }
 }
 
 void Simulation::cta_exit(Cycle t, int id) {

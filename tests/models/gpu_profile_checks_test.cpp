@@ -104,3 +104,37 @@ TEST_CASE("the mixed-input K-block costs: one per tile, looked up by tile, conve
   j["mixed_input_k_block_cycles"]["value"]["prmt"][2] = 0;
   CHECK_THAT(error_of(j), Catch::Contains("mixed_input_k_block_cycles.value.prmt: holds a value that is not a cycle count"));
 }
+
+TEST_CASE("tile scheduler costs by order: an order measured on its own costs its own pair, the others the common fit") {
+  json j = h100_json();
+  j["tile_scheduler"]["cycles_per_call"]["value"] = 2000;
+  j["tile_scheduler"]["cycles_per_loop_trip"]["value"] = 10;
+  j["tile_scheduler"]["hilbert"] = {{"cycles_per_call", {{"value", 250}, {"source", "a test"}}},
+                                    {"cycles_per_loop_trip", {{"value", 110}, {"source", "a test"}}}};
+  j["tile_scheduler"].erase("row_major");
+  const GpuProfile p = parse_gpu_profile(j, "gpu.json");
+  CHECK(p.tile_scheduler.cost(LaunchOrderKind::hilbert).cycles_per_call == 250);
+  CHECK(p.tile_scheduler.cost(LaunchOrderKind::hilbert).cycles_per_loop_trip == 110);
+  CHECK(p.tile_scheduler.cost(LaunchOrderKind::row_major).cycles_per_call == 2000);
+  CHECK(p.tile_scheduler.cost(LaunchOrderKind::row_major).cycles_per_loop_trip == 10);
+  j["tile_scheduler"]["hilbert"]["cycles_per_call"]["value"] = -1;
+  CHECK_THAT(error_of(j), Catch::Contains("tile_scheduler.hilbert.cycles_per_call.value"));
+  j = h100_json();
+  j["tile_scheduler"]["grouped_m:8"] = j["tile_scheduler"]["grouped_m"];
+  CHECK_THAT(error_of(j), Catch::Contains("tile_scheduler.grouped_m:8: is not a known key"));
+}
+
+TEST_CASE("the tiled GEMM's measured costs are optional and bounded") {
+  json j = h100_json();
+  CHECK(parse_gpu_profile(j, "gpu.json").tiled_gemm.cta_start_exit_cycles > 0);
+  j.erase("tiled_gemm");
+  const GpuProfile without = parse_gpu_profile(j, "gpu.json");
+  CHECK(without.tiled_gemm.epilogue_cycles_per_output_kib == 0);
+  CHECK(without.tiled_gemm.cta_start_exit_cycles == 0);
+  j = h100_json();
+  j["tiled_gemm"]["epilogue_cycles_per_output_kib"]["value"] = -5;
+  CHECK_THAT(error_of(j), Catch::Contains("tiled_gemm.epilogue_cycles_per_output_kib.value"));
+  j = h100_json();
+  j["tiled_gemm"].erase("cta_start_exit_cycles");
+  CHECK_THAT(error_of(j), Catch::Contains("tiled_gemm.cta_start_exit_cycles: is missing"));
+}
