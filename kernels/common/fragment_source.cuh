@@ -28,4 +28,19 @@ template <int BlockK> struct FragmentSource {
   }
 };
 
+// The same words addressed for a K block's loop: the word (kk, h) of row r sits at
+// (stage + base) ^ (kk << 4), + 8 h, + row8_bytes for row r + 8, with base = r BlockK + (phase << 4)
+// + 4 ((lane % 4) / 2). A stage 1024-byte aligned and r BlockK a multiple of 64 leave the unit bits
+// (4, 5, and 6 for 128-byte rows) of stage + base holding the phase alone, so the XOR sets them to
+// kk ^ phase: one LOP3 per k16 step, the rest ld.shared immediates, where the offsets above cost
+// an add each (and registers the compiler spends recomputing them).
+template <int BlockK> struct FragmentWords {
+  static constexpr uint32_t row8_bytes = 8 * BlockK;
+  uint32_t base;
+  uint32_t byte; // 0 or 2: the pair's first byte inside the word
+  __device__ FragmentWords(int row, int lane)
+      : base(row * BlockK + ((BlockK == 64 ? (row >> 1) & 3 : row & 7) << 4) + (((lane & 3) >> 1) << 2)),
+        byte(2 * (lane & 1)) {}
+};
+
 } // namespace tilesim::kernels

@@ -55,8 +55,12 @@ struct BlockScale {
   bool two_steps;
 };
 
+// 2^(scale_byte - 7) as bf16x2: the one multiplier of a block whose scale byte is at most
+// kSingleMultiplyMaxScale.
+TILESIM_HOST_DEVICE uint32_t single_multiplier(uint32_t scale_byte) { return ((scale_byte + 120u) << 7) * 0x10001u; }
+
 TILESIM_HOST_DEVICE BlockScale block_scale(uint32_t scale_byte) {
-  if (scale_byte <= kSingleMultiplyMaxScale) return {((scale_byte + 120u) << 7) * 0x10001u, 0x3F803F80u, false};
+  if (scale_byte <= kSingleMultiplyMaxScale) return {single_multiplier(scale_byte), 0x3F803F80u, false};
   const uint32_t second = scale_byte == kScaleNaN ? 0x7FC0u : (scale_byte - 7u) << 7;
   return {0x7F00u * 0x10001u, second * 0x10001u, true};
 }

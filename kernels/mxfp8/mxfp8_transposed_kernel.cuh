@@ -192,7 +192,7 @@ __device__ __forceinline__ uint32_t convert(uint32_t word, uint32_t b, const mxf
 // X's units of the stage into its bf16 copy, W's bytes into the A fragments.
 template <class Shape, bool TwoSteps>
 __device__ __forceinline__ void convert_block(uint32_t x_stage, uint32_t x_bf16, uint32_t w_stage,
-                                              const XUnits<Shape>& units, const FragmentSource<kBlockK>& src,
+                                              const XUnits<Shape>& units, const FragmentWords<kBlockK>& src,
                                               const mxfp8_dequant::BlockScale (&xs)[Shape::units],
                                               const mxfp8_dequant::BlockScale (&ws)[2][4], uint32_t (&frag)[8][4]) {
 #pragma unroll
@@ -206,52 +206,71 @@ __device__ __forceinline__ void convert_block(uint32_t x_stage, uint32_t x_bf16,
                                  convert<TwoSteps>(raw.w, 0, xs[i]), convert<TwoSteps>(raw.w, 2, xs[i])));
   }
   ptx::fence_proxy_async_shared(); // generic-proxy stores, read by wgmma (the async proxy)
+  const uint32_t row_base = w_stage + src.base;
 #pragma unroll
-  for (int kk = 0; kk < 8; ++kk) // k16 step kk lies in MX block kk / 2
+  for (int kk = 0; kk < 8; ++kk) { // k16 step kk lies in MX block kk / 2
+    const uint32_t a = row_base ^ (kk << 4);
 #pragma unroll
     for (int h = 0; h < 2; ++h)
 #pragma unroll
       for (int i = 0; i < 2; ++i)
-        frag[kk][2 * h + i] =
-            convert<TwoSteps>(ptx::ld_shared_u32(w_stage + src.offset[kk][h] + i * src.row8_bytes), src.byte, ws[i][kk / 2]);
+        frag[kk][2 * h + i] = convert<TwoSteps>(ptx::ld_shared_u32(a + 8 * h + i * FragmentWords<kBlockK>::row8_bytes),
+                                                src.byte, ws[i][kk / 2]);
+  }
+}
+
+// A block's multipliers: one step for every scale byte up to kSingleMultiplyMaxScale (the common
+// case: one multiply-add a scale), two for any.
+template <bool TwoSteps> __device__ __forceinline__ mxfp8_dequant::BlockScale scale_of(uint32_t word, uint32_t block) {
+  const uint32_t e = (word >> (8 * block)) & 0xFF;
+  if constexpr (TwoSteps) return mxfp8_dequant::block_scale(e);
+  else return {mxfp8_dequant::single_multiplier(e), 0x3F803F80u, false};
+}
+
+template <class Shape, bool TwoSteps>
+__device__ __forceinline__ void scale_and_convert(uint32_t x_stage, uint32_t x_bf16, uint32_t w_stage,
+                                                  const XUnits<Shape>& units, const FragmentWords<kBlockK>& src,
+                                                  const BlockScaleWords<Shape>& words, uint32_t (&frag)[8][4]) {
+  mxfp8_dequant::BlockScale xs[Shape::units], ws[2][4];
+#pragma unroll
+  for (int i = 0; i < Shape::units; ++i) xs[i] = scale_of<TwoSteps>(words.x[i], units.block);
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
+#pragma unroll
+    for (int b = 0; b < 4; ++b) ws[i][b] = scale_of<TwoSteps>(words.w[i], b);
+  convert_block<Shape, TwoSteps>(x_stage, x_bf16, w_stage, units, src, xs, ws, frag);
 }
 
 // One K block of this consumer (see the header comment).
 template <class Shape>
 __device__ __forceinline__ void k_block(const SharedRing<Shape>& ring, const RingCursor& cursor,
-                                        const XUnits<Shape>& units, const FragmentSource<kBlockK>& src,
-                                        const BlockScaleWords<Shape>& words, int consumer, uint32_t (&frag)[8][4],
-                                        float (&acc)[Shape::accumulators]) {
+                                        const XUnits<Shape>& units, const FragmentWords<kBlockK>& src,
+                                        const BlockScaleWords<Shape>& words, int consumer, uint32_t x_desc_lo,
+                                        uint32_t x_desc_hi, uint32_t (&frag)[8][4], float (&acc)[Shape::accumulators]) {
   const int s = cursor.stage;
-  mxfp8_dequant::BlockScale xs[Shape::units], ws[2][4];
   uint32_t largest = 0;
 #pragma unroll
-  for (int i = 0; i < Shape::units; ++i) {
-    const uint32_t e = (words.x[i] >> (8 * units.block)) & 0xFF;
-    largest = max(largest, e);
-    xs[i] = mxfp8_dequant::block_scale(e);
-  }
+  for (int i = 0; i < Shape::units; ++i) largest = max(largest, (words.x[i] >> (8 * units.block)) & 0xFF);
 #pragma unroll
   for (int i = 0; i < 2; ++i)
 #pragma unroll
-    for (int b = 0; b < 4; ++b) {
-      const uint32_t e = (words.w[i] >> (8 * b)) & 0xFF;
-      largest = max(largest, e);
-      ws[i][b] = mxfp8_dequant::block_scale(e);
-    }
+    for (int b = 0; b < 4; ++b) largest = max(largest, (words.w[i] >> (8 * b)) & 0xFF);
   ptx::mbarrier_wait(ring.full(s), cursor.phase);
   const uint32_t x_stage = ptx::smem_addr(ring.x(s)), x_bf16 = ptx::smem_addr(ring.x_bf16(consumer)),
                  w_stage = ptx::smem_addr(ring.w(s));
   if (__any_sync(0xFFFFFFFFu, largest > mxfp8_dequant::kSingleMultiplyMaxScale))
-    convert_block<Shape, true>(x_stage, x_bf16, w_stage, units, src, xs, ws, frag);
+    scale_and_convert<Shape, true>(x_stage, x_bf16, w_stage, units, src, words, frag);
   else
-    convert_block<Shape, false>(x_stage, x_bf16, w_stage, units, src, xs, ws, frag);
+    scale_and_convert<Shape, false>(x_stage, x_bf16, w_stage, units, src, words, frag);
   ptx::named_barrier_sync(3 + consumer, 128); // every warp's X stores of this stage are done
   ptx::wgmma_fence(); // the fragments were written by ordinary instructions
+  // K half kk / 4, + 32 bytes per k16 step inside its swizzle row: the descriptor's start address is
+  // its low word's 14-bit field in 16-byte units, and the consumer's copy of X lies inside shared
+  // memory (< 256 KB), so no step carries out of the field and a 32-bit add of the low word is enough.
 #pragma unroll
-  for (int kk = 0; kk < 8; ++kk) // K half kk / 4, + 32 bytes per k16 step inside its swizzle row
+  for (int kk = 0; kk < 8; ++kk)
     ptx::wgmma_rs<Shape::block_tokens>(
-        acc, frag[kk], ptx::smem_descriptor_sw128(ring.x_bf16(consumer) + (kk / 4) * Shape::x_half_bytes) + 2 * (kk % 4));
+        acc, frag[kk], (uint64_t(x_desc_hi) << 32) | (x_desc_lo + (kk / 4) * (Shape::x_half_bytes >> 4) + 2 * (kk % 4)));
   ptx::wgmma_commit_group();
   ptx::wgmma_wait_group<0>(); // the fragments and the bf16 X are rewritten by this consumer's next block
 #pragma unroll
@@ -266,12 +285,16 @@ __device__ __forceinline__ void consumer_loop(const Params& p, const SharedRing<
   constexpr int C = Shape::consumers;
   const int t = threadIdx.x % 128, lane = t % 32;
   const int row0 = 16 * (t / 32) + lane / 4; // tile-local channel of fragment row 0 (and + 8)
-  const FragmentSource<kBlockK> src(row0, lane);
+  const FragmentWords<kBlockK> src(row0, lane);
   const XUnits<Shape> units(t);
+  const uint64_t x_desc = ptx::smem_descriptor_sw128(ring.x_bf16(consumer));
   const bool trace_writer = p.trace != nullptr && t == 0 && consumer == 0;
   TileWalk walk(p.order, p.space);
+  // The CTA's K block g, counted over all its tiles, is stage g % stages, phase (g / stages) % 2, and
+  // serves consumer g % C: this consumer's first is g = consumer, each next C stages on.
   RingCursor cursor;
-  int linear, blocks_before = 0; // the CTA's K blocks before this tile: block g serves consumer g % C
+  cursor.stage = consumer;
+  int linear, blocks_before = 0; // the CTA's K blocks before this tile
   TileIndex tile;
   float acc[Shape::accumulators];
   uint32_t frag[8][4];
@@ -282,14 +305,18 @@ __device__ __forceinline__ void consumer_loop(const Params& p, const SharedRing<
 #pragma unroll
     for (int i = 0; i < Shape::accumulators; ++i) acc[i] = 0.0f;
     int kb = ((consumer - blocks_before) % C + C) % C; // this consumer's first block of the tile
-    for (int skip = 0; skip < min(kb, p.k_blocks); ++skip) cursor.advance(ring.stages);
     BlockScaleWords<Shape> words;
     if (kb < p.k_blocks) words = scale_rows.load(kb);
     while (kb < p.k_blocks) {
       const BlockScaleWords<Shape> current = words;
       if (kb + C < p.k_blocks) words = scale_rows.load(kb + C); // a block ahead
-      k_block<Shape>(ring, cursor, units, src, current, consumer, frag, acc);
-      for (int step = 0; step < C && kb + step < p.k_blocks; ++step) cursor.advance(ring.stages);
+      k_block<Shape>(ring, cursor, units, src, current, consumer, static_cast<uint32_t>(x_desc),
+                     static_cast<uint32_t>(x_desc >> 32), frag, acc);
+      cursor.stage += C; // C <= stages: at most one wrap
+      if (cursor.stage >= ring.stages) {
+        cursor.stage -= ring.stages;
+        cursor.phase ^= 1;
+      }
       kb += C;
     }
     blocks_before += p.k_blocks;
