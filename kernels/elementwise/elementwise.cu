@@ -34,13 +34,14 @@ struct KernelEntry {
   const void* function = nullptr;
 };
 
-template <typename T, int Vector, int Unroll, ElementwiseOp Op, typename Index, bool Traced> KernelEntry entry() {
+template <typename T, int Vector, int Unroll, ElementwiseOp Op, typename Index, bool Traced, bool Strided>
+KernelEntry entry() {
   const LaunchFn launch = [](const Launch& l, cudaStream_t stream) {
-    elementwise_kernel<T, Vector, Unroll, Op, Index, Traced><<<l.grid, l.block, 0, stream>>>(
+    elementwise_kernel<T, Vector, Unroll, Op, Index, Traced, Strided><<<l.grid, l.block, 0, stream>>>(
         static_cast<const T*>(l.x), static_cast<const T*>(l.y), static_cast<T*>(l.out), static_cast<Index>(l.elements),
         static_cast<Index>(l.steps), l.trace);
   };
-  return {launch, reinterpret_cast<const void*>(&elementwise_kernel<T, Vector, Unroll, Op, Index, Traced>)};
+  return {launch, reinterpret_cast<const void*>(&elementwise_kernel<T, Vector, Unroll, Op, Index, Traced, Strided>)};
 }
 
 // Picks the instantiation for the problem's run-time choices, one template argument at a time.
@@ -50,13 +51,16 @@ struct Choice {
   int unroll;
   bool wide_index;
   bool traced;
+  bool strided; // the persistent form
 };
 
 // Traced instantiations exist for fp32 in 16-byte vectors only (the vector-add benchmark's).
 template <typename T, int Vector, int Unroll, ElementwiseOp Op, typename Index>
 KernelEntry entry_for_trace(const Choice& c) {
-  if (!c.traced) return entry<T, Vector, Unroll, Op, Index, false>();
-  if constexpr (std::is_same_v<T, float> && Vector == 4) return entry<T, Vector, Unroll, Op, Index, true>();
+  if (!c.traced)
+    return c.strided ? entry<T, Vector, Unroll, Op, Index, false, true>() : entry<T, Vector, Unroll, Op, Index, false, false>();
+  if constexpr (std::is_same_v<T, float> && Vector == 4)
+    return c.strided ? entry<T, Vector, Unroll, Op, Index, true, true>() : entry<T, Vector, Unroll, Op, Index, true, false>();
   return {};
 }
 
@@ -103,7 +107,7 @@ std::int64_t step_elements(const ElementwiseProblem& p) {
 KernelEntry find_kernel(const ElementwiseProblem& p, bool traced) {
   // 32-bit indices while every index the kernel forms (up to the last step's end) fits.
   const bool wide = p.elements + step_elements(p) > std::numeric_limits<std::int32_t>::max();
-  const Choice c{p.op, p.vector, p.unroll, wide, traced};
+  const Choice c{p.op, p.vector, p.unroll, wide, traced, p.persistent};
   switch (p.dtype) {
   case Dtype::fp32: return entry_for_vector<float>(c);
   case Dtype::bf16: return entry_for_vector<__nv_bfloat16>(c);

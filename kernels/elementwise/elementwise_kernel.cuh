@@ -1,6 +1,6 @@
-// The element-wise kernel. CTA c handles steps c, c + gridDim.x, ...: in the grid form gridDim.x is
-// the step count and each CTA runs the loop once; in the persistent form the grid is what fits on
-// the GPU at once and each CTA strides. A step is blockDim.x * Vector * Unroll elements: thread t
+// The element-wise kernel. In the grid form CTA c runs step c straight through (load, compute,
+// store, exit: no loop, as the Triton tutorial's compiled add_kernel); in the persistent form the
+// grid is what fits on the GPU at once and CTA c strides over steps c, c + gridDim.x, ... A step is blockDim.x * Vector * Unroll elements: thread t
 // owns Unroll vectors of Vector consecutive elements, blockDim.x * Vector apart, so that each load
 // instruction of a warp reads one contiguous run and a thread has all its loads in flight before it
 // computes. Whole vectors move as one 16-byte (or narrower) load and store; a vector that crosses
@@ -73,16 +73,26 @@ __device__ __forceinline__ void elementwise_step(const T* __restrict__ x, const 
   }
 }
 
+// Strided: the persistent form, CTAs loop over steps blockIdx.x, + gridDim.x, ...; otherwise the
+// grid form, gridDim.x = steps and CTA b runs step b once. Run once, the loop's setup, bound check
+// and back edge (44 instructions per warp against 22 for one vector) cost the grid form 1-4 points
+// against Triton from 4 KB to 4 MB per array and within a point from 16 MB up
+// (validation/data/h100/elementwise/bench_vector_add_straight.json), so the grid form has none.
 // Traced: thread 0 of every CTA records when it started, when its first step's loads had returned
 // and when the CTA ended (elementwise_trace.cuh); otherwise `trace` is unused.
-template <typename T, int Vector, int Unroll, ElementwiseOp Op, typename Index, bool Traced>
+template <typename T, int Vector, int Unroll, ElementwiseOp Op, typename Index, bool Traced, bool Strided>
 __global__ void elementwise_kernel(const T* __restrict__ x, const T* __restrict__ y, T* __restrict__ out,
                                    Index elements, Index steps, CtaTrace* trace) {
   if constexpr (Traced) trace_cta_start(trace);
   [[maybe_unused]] bool traced_first = false;
   const Index stride = static_cast<Index>(blockDim.x) * Vector; // between a thread's vectors
-  for (Index step = blockIdx.x; step < steps; step += gridDim.x) {
-    elementwise_step<T, Vector, Unroll, Op, Index>(x, y, out, elements, step, stride);
+  if constexpr (Strided) {
+    for (Index step = blockIdx.x; step < steps; step += gridDim.x) {
+      elementwise_step<T, Vector, Unroll, Op, Index>(x, y, out, elements, step, stride);
+      if constexpr (Traced) trace_first_data(trace, traced_first);
+    }
+  } else {
+    elementwise_step<T, Vector, Unroll, Op, Index>(x, y, out, elements, static_cast<Index>(blockIdx.x), stride);
     if constexpr (Traced) trace_first_data(trace, traced_first);
   }
   if constexpr (Traced) trace_cta_end(trace);

@@ -24,11 +24,20 @@
 namespace tilesim {
 namespace {
 
-// Thread instructions, counted in the PTX of kernels/elementwise/elementwise_kernel.cuh (nvcc 13.0,
-// sm_90a): per vector step the loop and address arithmetic (~12), the loads and the store; per
-// element the operation (add, mul: 1; relu: 1; gelu: 6 including tanh.approx) plus the conversions
-// to and from fp32 for 16-bit types (2).
-constexpr double kInstructionsPerStep = 12.0;
+// Instructions per warp and CTA step besides the operation, counted on the path of a whole step in
+// the SASS of the kernel as built (validation/data/h100/elementwise/asm/ours_add_fp32.sass: fp32
+// add, 16-byte vectors, 32-bit index; nvcc 13.0, sm_90a): index arithmetic, bound check, loads and
+// stores, for 1, 2 and 4 vectors per thread. The grid form runs straight through, so its count is
+// the whole CTA from entry to exit; the persistent form's is one trip of its strided loop, update
+// and back edge included (its entry, once per CTA, is left out). Other dtypes and vector widths
+// take these counts.
+double instructions_per_step(const KernelSpec& spec) {
+  const int unroll = spec.elementwise.unroll;
+  if (spec.persistent) return unroll == 1 ? 26.0 : unroll == 2 ? 32.0 : 48.0;
+  return unroll == 1 ? 22.0 : unroll == 2 ? 28.0 : 45.0;
+}
+// Per element the operation (add, mul: 1; relu: 1; gelu: 6 including tanh.approx) plus the
+// conversions to and from fp32 for 16-bit types (2).
 double instructions_per_element(const KernelSpec& spec) {
   const double op = spec.elementwise.op == ElementwiseOp::gelu ? 6.0 : 1.0;
   return op + (spec.a_dtype == Dtype::fp32 ? 0.0 : 2.0);
@@ -76,7 +85,7 @@ public:
     const double issue_per_cycle = 32.0 * gpu.sm.warp_schedulers;
     const double warps_per_step = e.block / 32.0;
     element_cycles_ = item_rows_ *
-                      (warps_per_step * kInstructionsPerStep + e.chunk() * instructions_per_element(spec) / 32.0) /
+                      (warps_per_step * instructions_per_step(spec) + e.chunk() * instructions_per_element(spec) / 32.0) /
                       (issue_per_cycle / 32.0);
   }
 
