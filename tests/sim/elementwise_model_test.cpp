@@ -1,6 +1,7 @@
 #include "models/gpu_profile.h"
 #include "models/kernel_spec.h"
 #include "sim/gpu_simulator.h"
+#include "sim/kernel_model.h"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -58,6 +59,19 @@ TEST_CASE("the grid form runs one CTA per step; the persistent form one replay C
   const KernelResult persistent = simulate(h100, elementwise("add", 1 << 20, true));
   CHECK(persistent.tiles.size() == 132);
   CHECK(persistent.dram_read_bytes == 2 * (1 << 22));
+}
+
+TEST_CASE("a step issues what the kernel's SASS does: straight through in the grid form, a loop trip when persistent") {
+  const GpuProfile h100 = load_gpu_profile("h100");
+  REQUIRE(h100.sm.warp_schedulers == 4);
+  // 256 threads (8 warps), vectors of 4 fp32, one FADD per element. Grid form, one vector: each warp
+  // issues 22 instructions besides the FADDs, so a CTA issues 8 x 22 + 1024 / 32 = 208 over 4
+  // schedulers, 52 cycles; four vectors: 8 x 45 + 4096 / 32 = 488, 122 cycles.
+  CHECK(make_elementwise_model(elementwise("add", 1 << 20, false), h100)->element_cycles_per_k_step() == Approx(52));
+  CHECK(make_elementwise_model(elementwise("add", 1 << 20, false, 256, 4), h100)->element_cycles_per_k_step() ==
+        Approx(122));
+  // Persistent: an item holds the 8 resident CTAs' trips on one SM, each 8 x 26 + 32 = 240: 480 cycles.
+  CHECK(make_elementwise_model(elementwise("add", 1 << 20, true), h100)->element_cycles_per_k_step() == Approx(480));
 }
 
 TEST_CASE("a large vector add is bound by DRAM bandwidth, a tiny one by latency") {
