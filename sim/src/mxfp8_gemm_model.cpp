@@ -139,6 +139,11 @@ public:
   Cycle mma_cycles_per_k_step() const override { return mma_cycles_; }
   Cycle element_cycles_per_k_step() const override { return element_cycles_; }
   Cycle epilogue_cycles() const override { return epilogue_cycles_; }
+  // Each scheme's consumers find their tiles with the bf16 kernel's TileScheduler, zero their
+  // accumulators and start and exit as its CTAs do (kernels/mxfp8/mxfp8_gemm_kernel.cuh).
+  bool consumer_finds_tile() const override { return base_->consumer_finds_tile(); }
+  Cycle tile_setup_cycles() const override { return base_->tile_setup_cycles(); }
+  Cycle cta_start_cycles() const override { return base_->cta_start_cycles(); }
   CtaResources resources() const override { return resources_; }
   bool uses_tma() const override { return base_->uses_tma(); }
 
