@@ -1,11 +1,12 @@
 // The element-wise kernel. In the grid form CTA c runs step c straight through (load, compute,
 // store, exit: no loop, as the Triton tutorial's compiled add_kernel); in the persistent form the
-// grid is what fits on the GPU at once and CTA c strides over steps c, c + gridDim.x, ... A step is blockDim.x * Vector * Unroll elements: thread t
-// owns Unroll vectors of Vector consecutive elements, blockDim.x * Vector apart, so that each load
-// instruction of a warp reads one contiguous run and a thread has all its loads in flight before it
-// computes. Whole vectors move as one 16-byte (or narrower) load and store; a vector that crosses
-// the end is finished element by element. Index is 32-bit where the launcher can (fewer
-// instructions per step), 64-bit beyond 2^31 elements.
+// grid is what fits on the GPU at once and CTA c strides over steps c, c + gridDim.x, ... A step
+// is blockDim.x * Vector * Unroll elements: thread t owns Unroll vectors of Vector consecutive
+// elements, blockDim.x * Vector apart, so that each load instruction of a warp reads one contiguous
+// run and a thread has all its loads in flight before it computes. Whole vectors move as one
+// 16-byte (or narrower) load and store; a vector that crosses the end is finished element by
+// element. Index is 32-bit where the launcher can (fewer instructions per step), 64-bit beyond 2^31
+// elements.
 #pragma once
 
 #include <cuda_bf16.h>
