@@ -135,10 +135,14 @@ struct DequantRates {
 // model needs it).
 struct MixedInputBlockCycles {
   std::vector<int> tile_m;
+  // One per tile_m: the K a ring stage carried when the figures were measured (the kernel's K
+  // block, or two of them on 64-channel tiles), which a spec's tile.k must match.
+  std::vector<int> tile_k;
   // One per tile_m: int8 with per-channel scales, and uint8 with per-128 group scales.
   std::vector<double> prmt, cvt, prmt_group_scales, cvt_group_scales;
   // The cycles of one K block of a tile of `tile_m` tokens; 0 where not measured.
   double of(int tile_m, bool cvt_conversion, bool group_scales) const;
+  int stage_k(int tile_m) const; // the tile_k those were measured at; 0 where not measured
 };
 
 // The time one 128-deep K stage adds to each CTA of the MXFP8 GEMM (kernels/mxfp8/), per scheme, with

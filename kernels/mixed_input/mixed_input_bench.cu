@@ -48,7 +48,7 @@ struct Shape {
   std::vector<int> tokens;
   int n, k;
   std::vector<int> tile_tokens; // candidate tiles for ours
-  std::vector<int> stages;      // candidate ring depths
+  std::vector<int> stages;      // candidate ring depths (each with every K per stage the tile supports)
   bool grouped_bf16_baseline;
 };
 
@@ -96,7 +96,7 @@ void time_interleaved(std::vector<Candidate>& cands, int reps, const tk::testing
 }
 
 std::string config_name(const tk::MixedInputProblem& p) {
-  return std::to_string(p.tile_tokens) + "x" + std::to_string(p.tile_n) + "x" + (p.tile_n == 64 ? "128" : "64") +
+  return std::to_string(p.tile_tokens) + "x" + std::to_string(p.tile_n) + "x" + std::to_string(p.tile_k) +
          "/s" + std::to_string(p.stages) + "/" +
          (p.conversion == tk::ConversionPath::prmt ? "prmt" : "cvt");
 }
@@ -126,25 +126,27 @@ nlohmann::json run_shape(const Shape& s, tk::WeightType weight, int scale_group,
   bool all_ok = true;
   for (int tile : s.tile_tokens)
     for (int stages : s.stages)
-      for (auto conversion : {tk::ConversionPath::prmt, tk::ConversionPath::cvt}) {
-        tk::MixedInputProblem p = base;
-        p.tile_tokens = tile;
-        p.tile_n = tile >= 128 ? 128 : 64;
-        p.stages = stages;
-        p.conversion = conversion;
-        if (!tk::mixed_input_unsupported_reason(p.tile_tokens, p.tile_n, p.tile_n == 64 ? 128 : 64, p.stages).empty())
-          continue;
-        gemms.push_back(std::make_unique<tk::MixedInputGemm>(p, ops.buffers(), sms));
-        tk::MixedInputGemm* g = gemms.back().get();
-        ops.poison();
-        g->run(nullptr, nullptr);
-        check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after mixed_input_gemm");
-        const tk::testing::CheckResult r = tk::testing::check_output(ops, p, check_stride);
-        checks[config_name(p)] = {{"rel_err", r.rel_err}, {"unwritten", r.unwritten}, {"guard_changed", r.guard_changed},
-                                  {"ok", r.ok()}};
-        all_ok = all_ok && r.ok();
-        cands.push_back({config_name(p), [g] { g->run(nullptr, nullptr); }, {}});
-      }
+      for (int stage_blocks : {1, 2, 4}) // K blocks a ring stage carries: more than one on 64-token tiles only
+        for (auto conversion : {tk::ConversionPath::prmt, tk::ConversionPath::cvt}) {
+          tk::MixedInputProblem p = base;
+          p.tile_tokens = tile;
+          p.tile_n = tile >= 128 ? 128 : 64;
+          p.tile_k = stage_blocks * tk::mixed_input_block_k(p.tile_n);
+          p.stages = stages;
+          p.conversion = conversion;
+          if (!tk::mixed_input_unsupported_reason(p.tile_tokens, p.tile_n, p.tile_k, p.stages).empty())
+            continue;
+          gemms.push_back(std::make_unique<tk::MixedInputGemm>(p, ops.buffers(), sms));
+          tk::MixedInputGemm* g = gemms.back().get();
+          ops.poison();
+          g->run(nullptr, nullptr);
+          check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after mixed_input_gemm");
+          const tk::testing::CheckResult r = tk::testing::check_output(ops, p, check_stride);
+          checks[config_name(p)] = {{"rel_err", r.rel_err}, {"unwritten", r.unwritten}, {"guard_changed", r.guard_changed},
+                                    {"ok", r.ok()}};
+          all_ok = all_ok && r.ok();
+          cands.push_back({config_name(p), [g] { g->run(nullptr, nullptr); }, {}});
+        }
 
   // bf16 baselines on bf16 weights of the same shape (X is shared).
   void* w_bf16 = nullptr;
@@ -290,7 +292,7 @@ int main(int argc, char** argv) {
       {"decode_m8", {8}, 8192, 8192, {16}, {12, 16}, false},
       {"decode_m16", {16}, 8192, 8192, {16}, {12, 16}, false},
       {"decode_m32", {32}, 8192, 8192, {32}, {8, 12}, false},
-      {"decode_m64", {64}, 8192, 8192, {32, 64}, {8}, false},
+      {"decode_m64", {64}, 8192, 8192, {32, 64}, {4, 8}, false},
       {"grouped_e64x16", std::vector<int>(64, 16), 2048, 7168, {16}, {8, 12}, true},
       {"prefill_3456", {3456}, 4096, 2048, {128, 224, 256}, {4, 5, 6}, false},
   };

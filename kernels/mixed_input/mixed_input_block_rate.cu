@@ -52,9 +52,10 @@ struct Config {
   tk::WeightType weight;
   int scale_group;
   int stages;
+  int stage_blocks; // K blocks a ring stage carries
 };
 
-int block_k(int tile_n) { return tile_n == 64 ? 128 : 64; }
+int block_k(int tile_n) { return tk::mixed_input_block_k(tile_n); }
 
 float median(std::vector<float> v) {
   std::sort(v.begin(), v.end());
@@ -67,6 +68,7 @@ float time_ms(const Config& c, int k, int ctas, int sms, int reps, double* clock
   p.tokens_per_expert = {c.tile_tokens};
   p.tile_tokens = c.tile_tokens;
   p.tile_n = c.tile_tokens >= 128 ? 128 : 64;
+  p.tile_k = c.stage_blocks * block_k(p.tile_n);
   p.n = ctas * p.tile_n;
   p.k = k;
   p.weight = c.weight;
@@ -115,10 +117,12 @@ int main(int argc, char** argv) {
   std::vector<int> only_tiles; // --tiles 16,224: those tile_m only (ablations); default every tile
   bool prmt_only = false;      // --prmt-only: int8, per-channel scales, prmt conversion only
   int stages = 0;              // --stages N: that ring depth for every tile (ablations); default each tile's own
+  int stage_blocks = 0;        // --stage-blocks N: K blocks a stage carries on 64-token tiles (1, 2 or 4); default each tile's own
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--prmt-only")) prmt_only = true;
     else if (i + 1 < argc && !std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[++i]);
     else if (i + 1 < argc && !std::strcmp(argv[i], "--stages")) stages = std::atoi(argv[++i]);
+    else if (i + 1 < argc && !std::strcmp(argv[i], "--stage-blocks")) stage_blocks = std::atoi(argv[++i]);
     else if (i + 1 < argc && !std::strcmp(argv[i], "--tiles"))
       for (char *c = argv[++i], *end = c; *c; c = end + (*end == ',')) {
         only_tiles.push_back(static_cast<int>(std::strtol(c, &end, 10)));
@@ -129,7 +133,8 @@ int main(int argc, char** argv) {
         }
       }
     else {
-      std::fprintf(stderr, "mixed_input_block_rate: unknown option %s; use --reps N, --tiles M[,M...], --prmt-only, --stages N\n",
+      std::fprintf(stderr, "mixed_input_block_rate: unknown option %s; use --reps N, --tiles M[,M...], --prmt-only, --stages N, "
+                   "--stage-blocks N\n",
                    argv[i]);
       return 1;
     }
@@ -144,38 +149,46 @@ int main(int argc, char** argv) {
   const int sms = prop.multiProcessorCount;
   const auto fast = tk::ConversionPath::prmt, naive = tk::ConversionPath::cvt;
   const auto i8 = tk::WeightType::int8, u8 = tk::WeightType::uint8;
-  // The kernel's shapes at the ring depths the dataset and the benchmark use.
+  // The kernel's shapes at the ring depths and K a stage that the dataset and the benchmark use.
   std::vector<Config> configs;
-  const std::pair<int, int> tiles[] = {{16, 12}, {32, 8}, {64, 8}, {128, 5}, {224, 5}, {256, 4}}; // tokens, stages
+  struct Tile {
+    int tokens, stages, stage_blocks;
+  };
+  const Tile tiles[] = {{16, 12, 1}, {32, 8, 1}, {64, 4, 2}, {128, 5, 1}, {224, 5, 1}, {256, 4, 1}};
   for (int group : {0, 128})
     for (auto conversion : {fast, naive})
-      for (const auto& [tile, tile_stages] : tiles) { // int8 with per-channel scales, uint8 with group scales
+      for (const auto& [tile, tile_stages, tile_blocks] : tiles) { // int8, per-channel scales; uint8, group scales
         if (!only_tiles.empty() && std::find(only_tiles.begin(), only_tiles.end(), tile) == only_tiles.end()) continue;
         if (prmt_only && (group || conversion != fast)) continue;
-        const int tile_n = tile >= 128 ? 128 : 64;
-        const std::string why = tk::mixed_input_unsupported_reason(tile, tile_n, block_k(tile_n), stages ? stages : tile_stages);
+        const int tile_n = tile >= 128 ? 128 : 64, blocks = tile == 64 && stage_blocks ? stage_blocks : tile_blocks;
+        const int tile_k = blocks * block_k(tile_n);
+        // Without --stages: the tile's own depth, or the deepest ring below it that shared memory holds.
+        int depth = stages ? stages : tile_stages;
+        while (!stages && depth > 2 && !tk::mixed_input_unsupported_reason(tile, tile_n, tile_k, depth).empty()) --depth;
+        const std::string why = tk::mixed_input_unsupported_reason(tile, tile_n, tile_k, depth);
         if (!why.empty()) {
-          std::fprintf(stderr, "mixed_input_block_rate: --stages %d: %s\n", stages, why.c_str());
+          std::fprintf(stderr, "mixed_input_block_rate: --stages %d --stage-blocks %d: %s\n", stages, stage_blocks,
+                       why.c_str());
           return 1;
         }
-        configs.push_back({tile, conversion, group ? u8 : i8, group, stages ? stages : tile_stages});
+        configs.push_back({tile, conversion, group ? u8 : i8, group, depth, blocks});
       }
   std::printf("{\n \"gpu\": \"%s\",\n \"sms\": %d,\n \"ctas\": %d,\n \"reps\": %d,\n \"unit\": \"per CTA: one K block of the tile "
-              "(block_k 128 on 64-channel tiles, 64 on 128-channel ones), operands L2-resident\",\n \"configs\": [",
+              "(block_k 128 on 64-channel tiles, 64 on 128-channel ones; tile_k: the K a ring stage carries), operands L2-resident\",\n \"configs\": [",
               prop.name, sms, sms / 4, reps);
   for (std::size_t i = 0; i < configs.size(); ++i) {
     const Config& c = configs[i];
-    const int tile_n = c.tile_tokens >= 128 ? 128 : 64, bk = block_k(tile_n);
+    const int tile_n = c.tile_tokens >= 128 ? 128 : 64, bk = block_k(tile_n), tile_k = c.stage_blocks * bk;
     // W = SMs / 4 x tile_n x K bytes: 17 MB at K2 on both tile widths, inside one L2 half (25 MB).
     const int k1 = 8 * bk, k2 = 64 * bk, ctas = sms / 4;
     double mhz = 0;
     const float t1 = time_ms(c, k1, ctas, sms, reps, nullptr);
     const float t2 = time_ms(c, k2, ctas, sms, reps, &mhz);
     const double ns = (t2 - t1) * 1e6 / ((k2 - k1) / bk);
-    std::printf("%s\n  {\"tile_m\": %d, \"tile_n\": %d, \"tile_k\": %d, \"stages\": %d, \"weight\": \"%s\", "
-                "\"scale_group\": %d, \"conversion\": \"%s\", \"k1\": %d, \"k2\": %d, \"ms_k1\": %.5f, \"ms_k2\": "
-                "%.5f, \"ns_per_block\": %.1f, \"sm_clock_mhz\": %.0f, \"cycles_per_block\": %.0f}",
-                i ? "," : "", c.tile_tokens, tile_n, bk, c.stages, c.weight == i8 ? "int8" : "uint8", c.scale_group,
+    std::printf("%s\n  {\"tile_m\": %d, \"tile_n\": %d, \"block_k\": %d, \"tile_k\": %d, \"stages\": %d, \"weight\": "
+                "\"%s\", \"scale_group\": %d, \"conversion\": \"%s\", \"k1\": %d, \"k2\": %d, \"ms_k1\": %.5f, "
+                "\"ms_k2\": %.5f, \"ns_per_block\": %.1f, \"sm_clock_mhz\": %.0f, \"cycles_per_block\": %.0f}",
+                i ? "," : "", c.tile_tokens, tile_n, bk, tile_k, c.stages, c.weight == i8 ? "int8" : "uint8", c.scale_group,
                 c.conversion == fast ? "prmt" : "cvt", k1, k2, t1, t2, ns, mhz, ns * mhz * 1e-3);
     std::fflush(stdout);
   }

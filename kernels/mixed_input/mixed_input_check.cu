@@ -81,6 +81,7 @@ struct Config {
   tk::ConversionPath conversion;
   bool persistent;
   tilesim::LaunchOrder order;
+  int stage_blocks = 1; // K blocks a ring stage carries (2 and 4 on 64-channel tiles only)
 };
 
 int run_config(const Case& c, const Config& cfg, int sm_count, uint64_t seed) {
@@ -94,13 +95,14 @@ int run_config(const Case& c, const Config& cfg, int sm_count, uint64_t seed) {
   p.conversion = cfg.conversion;
   p.tile_tokens = cfg.tile_tokens;
   p.tile_n = cfg.tile_tokens >= 128 ? 128 : 64;
+  p.tile_k = cfg.stage_blocks * tk::mixed_input_block_k(p.tile_n);
   p.stages = cfg.stages;
   p.persistent = cfg.persistent;
   p.order = cfg.order;
   char label[256];
-  std::snprintf(label, sizeof label, "%-12s %s g%-3d %-4s %3dx%d s%-2d %-14s %s", c.name.c_str(),
+  std::snprintf(label, sizeof label, "%-12s %s g%-3d %-4s %3dx%dx%d s%-2d %-14s %s", c.name.c_str(),
                 cfg.weight == tk::WeightType::int8 ? "int8 " : "uint8", cfg.scale_group,
-                cfg.conversion == tk::ConversionPath::prmt ? "prmt" : "cvt", p.tile_tokens, p.tile_n, p.stages,
+                cfg.conversion == tk::ConversionPath::prmt ? "prmt" : "cvt", p.tile_tokens, p.tile_n, p.tile_k, p.stages,
                 tilesim::to_string(cfg.order).c_str(), cfg.persistent ? "persistent" : "grid");
   try {
     tk::testing::MixedInputOperands ops(p, seed);
@@ -155,6 +157,16 @@ int check_refusals() {
   q = p;
   q.tile_tokens = 48;
   failures += expect_refusal("unsupported tile", q, good, "tile_tokens");
+  q = p;
+  q.tile_k = 256;
+  failures += expect_refusal("2 K blocks a stage on a 16-token tile", q, good, "tile_k");
+  q = p;
+  q.tile_tokens = 64;
+  q.tile_k = 384;
+  failures += expect_refusal("3 K blocks a stage", q, good, "tile_k");
+  q.tile_k = 512;
+  q.stages = 4;
+  failures += expect_refusal("4 stages of 512 K at 64 tokens (shared memory)", q, good, "stages");
   return failures;
 }
 
@@ -199,14 +211,27 @@ int main(int argc, char** argv) {
         for (int group : {0, 128}) {
           if (group && c.k % 128) continue;
           for (auto conversion : {fast, naive})
-            failures += run_config(c, {tile, tile >= 128 ? 3 : 4, weight, group, conversion, true,
-                                       parse_launch_order("grouped_m:8")}, prop.multiProcessorCount, ++seed);
+            for (int stage_blocks : {1, 2, 4}) { // K tails end in a stage partly filled (decode_m13: 9 blocks)
+              if (tile >= 128 && stage_blocks > 1) continue;
+              // 4 stages, or 2 where shared memory holds no more (64x64x512); more than one K block
+              // a stage on 64-token tiles only: check_refusals covers the refusals.
+              const int tile_k = stage_blocks * tk::mixed_input_block_k(tile >= 128 ? 128 : 64);
+              int stages = tile >= 128 ? 3 : 4;
+              if (!tk::mixed_input_unsupported_reason(tile, tile >= 128 ? 128 : 64, tile_k, stages).empty()) stages = 2;
+              if (!tk::mixed_input_unsupported_reason(tile, tile >= 128 ? 128 : 64, tile_k, stages).empty()) continue;
+              failures += run_config(c, {tile, stages, weight, group, conversion, true,
+                                         parse_launch_order("grouped_m:8"), stage_blocks},
+                                     prop.multiProcessorCount, ++seed);
+            }
         }
     if (quick) continue;
     for (const char* order : orders)
       for (bool persistent : {true, false})
-        failures += run_config(c, {tiles.back(), 4, i8, 0, fast, persistent, parse_launch_order(order)},
-                               prop.multiProcessorCount, ++seed);
+        for (int stage_blocks : {1, 2}) {
+          if (tiles.back() != 64 && stage_blocks > 1) continue; // 64-token tiles only
+          failures += run_config(c, {tiles.back(), 4, i8, 0, fast, persistent, parse_launch_order(order), stage_blocks},
+                                 prop.multiProcessorCount, ++seed);
+        }
   }
   std::printf("%s: %d failure(s)\n", failures ? "FAILED" : "ALL PASSED", failures);
   return failures ? 1 : 0;

@@ -42,18 +42,18 @@ template <int T, int N, dequant::Conversion Path> struct Instance {
                "cudaFuncSetAttribute(mixed_input_gemm_kernel, MaxDynamicSharedMemorySize)");
     enabled = bytes;
   }
-  static int resident_per_sm(int stages) {
-    enable_shared_memory(Shape::shared_bytes(stages));
+  static int resident_per_sm(int stages, int stage_blocks) {
+    enable_shared_memory(Shape::shared_bytes(stages, stage_blocks));
     int blocks = 0;
     check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, mixed_input::mixed_input_gemm_kernel<T, N, Path>,
-                                                             Shape::threads, Shape::shared_bytes(stages)),
+                                                             Shape::threads, Shape::shared_bytes(stages, stage_blocks)),
                "cudaOccupancyMaxActiveBlocksPerMultiprocessor(mixed_input_gemm_kernel)");
     return blocks;
   }
   static void launch(const TensorMaps& maps, const Params& p, int grid, cudaStream_t stream) {
-    enable_shared_memory(Shape::shared_bytes(p.stages));
+    enable_shared_memory(Shape::shared_bytes(p.stages, p.stage_blocks));
     mixed_input::mixed_input_gemm_kernel<T, N, Path>
-        <<<grid, Shape::threads, Shape::shared_bytes(p.stages), stream>>>(maps, p);
+        <<<grid, Shape::threads, Shape::shared_bytes(p.stages, p.stage_blocks), stream>>>(maps, p);
     check_cuda(cudaGetLastError(), "mixed_input_gemm_kernel launch");
   }
 };
@@ -73,8 +73,9 @@ template <class F> auto dispatch(const MixedInputProblem& p, F&& f) {
   }
 }
 
-int block_k(int tile_n) { return tile_n == 64 ? 128 : 64; } // TileShape::block_k
-int stage_bytes(int tile_tokens, int tile_n) { return (tile_tokens * 2 + tile_n) * block_k(tile_n); }
+int block_k(int tile_n) { return mixed_input_block_k(tile_n); } // TileShape::block_k
+int stage_k(const MixedInputProblem& p) { return p.tile_k ? p.tile_k : block_k(p.tile_n); }
+int stage_bytes(int tile_tokens, int tile_n, int tile_k) { return (tile_tokens * 2 + tile_n) * tile_k; }
 int reduce_bytes(int tile_tokens, int tile_n) { // TileShape::reduce_bytes
   return tile_n == 64 ? (mixed_input_consumers(tile_tokens, tile_n) - 1) * tile_tokens * 256 : 0;
 }
@@ -93,9 +94,13 @@ std::string mixed_input_unsupported_reason(int tile_tokens, int tile_n, int tile
   if (large && tile_n != 128)
     return "tile_n = " + std::to_string(tile_n) + " with " + std::to_string(tile_tokens) +
            "-token tiles is not supported; use 128 (two consumer warpgroups of 64 channels)";
-  if (tile_k != block_k(tile_n))
-    return "tile_k = " + std::to_string(tile_k) + " with tile_n " + std::to_string(tile_n) + " is not supported; use " +
-           std::to_string(block_k(tile_n));
+  // TileShape::multi_block_stages: 64-token tiles only (kernels/mixed_input/NOTES.md, stage K).
+  const int bk = block_k(tile_n);
+  const bool multi = tile_tokens == 64;
+  if (tile_k != bk && (!multi || (tile_k != 2 * bk && tile_k != 4 * bk)))
+    return "tile_k = " + std::to_string(tile_k) + " with " + std::to_string(tile_tokens) + "x" +
+           std::to_string(tile_n) + " tiles is not supported; use " +
+           (multi ? "128, 256 or 512 (1, 2 or 4 K blocks of 128 a stage)" : std::to_string(bk));
   // Split K (64-channel tiles): stage s always serves consumer s % consumers, so that each stage's
   // phases are one consumer's blocks in order and a parity wait can never see a lap-old phase.
   const int consumers = mixed_input_consumers(tile_tokens, tile_n);
@@ -103,10 +108,10 @@ std::string mixed_input_unsupported_reason(int tile_tokens, int tile_n, int tile
     return "stages = " + std::to_string(stages) + " is not supported for " + std::to_string(tile_tokens) +
            "x64 tiles; use a multiple of " + std::to_string(consumers) + " (that many consumers split K, one per stage in turn)";
   const int max_stages = std::min(
-      16, (kMaxSharedBytes - 1024 - reduce_bytes(tile_tokens, tile_n)) / (stage_bytes(tile_tokens, tile_n) + 16));
+      16, (kMaxSharedBytes - 1024 - reduce_bytes(tile_tokens, tile_n)) / (stage_bytes(tile_tokens, tile_n, tile_k) + 16));
   if (stages < 2 || stages > max_stages)
     return "stages = " + std::to_string(stages) + " is not supported for " + std::to_string(tile_tokens) + "x" +
-           std::to_string(tile_n) + " tiles; use 2.." + std::to_string(max_stages) +
+           std::to_string(tile_n) + "x" + std::to_string(tile_k) + " tiles; use 2.." + std::to_string(max_stages) +
            " (shared memory holds at most that many)";
   return {};
 }
@@ -135,7 +140,7 @@ MixedInputGemm::MixedInputGemm(const MixedInputProblem& problem, const MixedInpu
   Impl& m = *impl_;
   m.problem = problem;
   const std::string reason =
-      mixed_input_unsupported_reason(problem.tile_tokens, problem.tile_n, block_k(problem.tile_n), problem.stages);
+      mixed_input_unsupported_reason(problem.tile_tokens, problem.tile_n, stage_k(problem), problem.stages);
   require(reason.empty(), reason);
   require(problem.experts >= 1, "experts = " + std::to_string(problem.experts) + " must be >= 1");
   require(static_cast<int>(problem.tokens_per_expert.size()) == problem.experts,
@@ -174,7 +179,10 @@ MixedInputGemm::MixedInputGemm(const MixedInputProblem& problem, const MixedInpu
   const int tile_cols = space.tile_cols;
   m.total_tokens = space.total_tokens;
   m.tiles = space.tiles;
-  const int resident = dispatch(problem, [&](auto instance) { return decltype(instance)::resident_per_sm(problem.stages); });
+  const int stage_blocks = stage_k(problem) / block_k(problem.tile_n);
+  const int resident = dispatch(problem, [&](auto instance) {
+    return decltype(instance)::resident_per_sm(problem.stages, stage_blocks);
+  });
   require(resident >= 1, "no CTA with " + std::to_string(problem.stages) + " stages fits on an SM; use fewer stages");
   m.grid = problem.persistent ? std::max(1, std::min(m.tiles, sm_count * resident)) : m.tiles;
 
@@ -203,6 +211,7 @@ MixedInputGemm::MixedInputGemm(const MixedInputProblem& problem, const MixedInpu
   p.trace = nullptr;
   p.n = problem.n;
   p.k_blocks = ceil_div(problem.k, block_k(problem.tile_n));
+  p.stage_blocks = stage_blocks;
   p.groups = problem.scale_group ? problem.k / problem.scale_group : 0;
   p.stages = problem.stages;
   p.signed_weights = problem.weight == WeightType::int8;

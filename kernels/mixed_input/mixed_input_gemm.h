@@ -38,6 +38,8 @@ struct MixedInputProblem {
   ConversionPath conversion = ConversionPath::prmt;
   int tile_tokens = 16;               // tokens per tile: wgmma's N, 16 / 32 / 64 (tile_n 64) or 128 / 224 / 256 (tile_n 128)
   int tile_n = 64;                    // output channels per tile: 64 (consumers split K) or 128
+  int tile_k = 0;                     // K a ring stage carries: 0 for the tile's K block (128 at tile_n 64, 64 at
+                                      // 128); on 64-token tiles also 256 or 512 (2 or 4 K blocks a barrier)
   int stages = 8;
   bool persistent = true;             // grid ~ SM count, else one CTA per tile
   LaunchOrder order{};
@@ -61,7 +63,12 @@ constexpr int mixed_input_consumers(int tile_tokens, int tile_n) {
   return tile_n == 128 || tile_tokens == 64 ? 2 : 4;
 }
 
-// Empty when the kernel is built for this tile shape and ring depth, else what to change.
+// K of the kernel's K block (one conversion and wgmma round of a consumer): 128 on 64-channel
+// tiles, 64 on 128-channel ones. A ring stage carries one, or on 64-token tiles 2 or 4 of them.
+constexpr int mixed_input_block_k(int tile_n) { return tile_n == 64 ? 128 : 64; }
+
+// Empty when the kernel is built for this tile shape, K per stage (tile_k) and ring depth, else
+// what to change.
 std::string mixed_input_unsupported_reason(int tile_tokens, int tile_n, int tile_k, int stages);
 
 // Bound to one problem and one set of buffers: owns the tensor maps and the device tile space.

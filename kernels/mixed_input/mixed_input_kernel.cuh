@@ -49,7 +49,8 @@ struct Params {
   __nv_bfloat16* y;         // [total_tokens, n]
   TileTrace* trace;         // one record per linear tile, or nullptr
   int n;
-  int k_blocks;
+  int k_blocks;     // K blocks of Shape::block_k
+  int stage_blocks; // K blocks a stage carries: 1, or 2 / 4 on 64-token tiles (one barrier round trip for them all)
   int groups;         // scales per channel along K (k / 128), 0 for per-channel scales
   int stages;
   bool signed_weights; // int8: bytes are flipped to q + 128 and taken from 128
@@ -71,6 +72,10 @@ template <int BlockTokens, int BlockN> struct TileShape {
   // [tokens x 64] (one 128-byte swizzle row each); W as one box [channels x block_k bytes],
   // swizzled by its row length (64 or 128 bytes).
   static constexpr int block_k = BlockN == 64 ? 128 : 64;
+  // 64-token tiles' ring stages may carry 2 or 4 K blocks (Params::stage_blocks): one barrier round
+  // trip and hand-off for them all. The others carry one, fixed at compile time: with the count
+  // read at run time their K block took 5-13% longer (NOTES.md, stage K).
+  static constexpr bool multi_block_stages = BlockN == 64 && BlockTokens == 64;
   static constexpr int k_steps = block_k / 16;      // wgmma k16 steps per K block
   static constexpr int x_boxes = block_k / 64;
   static constexpr int x_box_bytes = BlockTokens * 128;
@@ -82,24 +87,40 @@ template <int BlockTokens, int BlockN> struct TileShape {
   static constexpr int release_arrivals = split_k ? 4 : 8; // the warps of the consumer(s) using a stage
   static constexpr bool shares_registers = consumers == 2; // setmaxnreg: the producer's go to them
   static constexpr int reduce_bytes = split_k ? (consumers - 1) * accumulators * 128 * 4 : 0;
-  static int shared_bytes(int stages) { return 1024 + stages * (stage_bytes + 16) + reduce_bytes; }
+  static int shared_bytes(int stages, int stage_blocks) {
+    return 1024 + stages * (stage_blocks * stage_bytes + 16) + reduce_bytes;
+  }
 };
 
-// Ring: X stages then W stages, each 1024-byte aligned (the swizzle atoms), then the barriers.
+// Ring: X stages then W stages, each 1024-byte aligned (the swizzle atoms), then the barriers. A
+// stage holds `blocks` K blocks side by side: block j's X at x(s, j), its W at w(s, j); 1 unless
+// Shape::multi_block_stages, so that the other tiles' code folds it away.
 template <class Shape> struct SharedRing {
   uint8_t* base;
   int stages;
-  __device__ SharedRing(uint8_t* raw, int stages_)
+  int blocks;
+  __device__ SharedRing(uint8_t* raw, int stages_, int blocks_)
       : base(reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023))),
-        stages(stages_) {}
-  __device__ uint8_t* x(int s) const { return base + s * Shape::x_bytes; }
-  __device__ uint8_t* w(int s) const { return base + stages * Shape::x_bytes + s * Shape::w_bytes; }
+        stages(stages_), blocks(Shape::multi_block_stages ? blocks_ : 1) {}
+  __device__ uint8_t* x(int s, int j) const { return base + (s * blocks + j) * Shape::x_bytes; }
+  __device__ uint8_t* w(int s, int j) const {
+    return base + stages * blocks * Shape::x_bytes + (s * blocks + j) * Shape::w_bytes;
+  }
   __device__ uint64_t* full(int s) const {
-    return reinterpret_cast<uint64_t*>(base + stages * Shape::stage_bytes) + s;
+    return reinterpret_cast<uint64_t*>(base + stages * blocks * Shape::stage_bytes) + s;
   }
   __device__ uint64_t* empty(int s) const { return full(stages) + s; }
   __device__ float* reduce_buffer() const { return reinterpret_cast<float*>(empty(stages)); }
 };
+
+// The K blocks of the stage that starts at K block `first`: all of them but in the last stage of a
+// K that is not a multiple of the stage's, and the constant 1 where a stage carries one, so that
+// those tiles' loops over a stage's blocks compile to v10's straight code.
+template <class Shape>
+__device__ __forceinline__ int stage_blocks_left(const SharedRing<Shape>& ring, const Params& p, int first) {
+  if constexpr (Shape::multi_block_stages) return min(ring.blocks, p.k_blocks - first);
+  else return 1;
+}
 
 // Owns this CTA's walk through the launch order: items blockIdx.x, + gridDim.x, ...
 struct TileWalk {
@@ -137,13 +158,16 @@ template <class Shape> __device__ __forceinline__ void producer_loop(const Param
   while (walk.next(linear, tile)) {
     const int x_row = token_rows(p, tile, Shape::block_tokens).first;
     const int w_row = tile.expert * p.n + tile.col * Shape::block_n; // rows past n: masked at the store
-    for (int kb = 0; kb < p.k_blocks; ++kb) {
-      const int s = cursor.stage, k0 = kb * Shape::block_k;
+    for (int first = 0; first < p.k_blocks; first += ring.blocks) {
+      const int s = cursor.stage, blocks = stage_blocks_left<Shape>(ring, p, first);
       ptx::mbarrier_wait(ring.empty(s), cursor.phase ^ 1);
-      ptx::mbarrier_arrive_expect_tx(ring.full(s), Shape::stage_bytes);
-      for (int b = 0; b < Shape::x_boxes; ++b)
-        ptx::tma_load_2d(ring.x(s) + b * Shape::x_box_bytes, &maps.x, k0 + 64 * b, x_row, ring.full(s));
-      ptx::tma_load_2d(ring.w(s), &maps.w, k0, w_row, ring.full(s));
+      ptx::mbarrier_arrive_expect_tx(ring.full(s), blocks * Shape::stage_bytes);
+      for (int j = 0; j < blocks; ++j) {
+        const int k0 = (first + j) * Shape::block_k;
+        for (int b = 0; b < Shape::x_boxes; ++b)
+          ptx::tma_load_2d(ring.x(s, j) + b * Shape::x_box_bytes, &maps.x, k0 + 64 * b, x_row, ring.full(s));
+        ptx::tma_load_2d(ring.w(s, j), &maps.w, k0, w_row, ring.full(s));
+      }
       cursor.advance(ring.stages);
     }
   }
@@ -185,19 +209,20 @@ template <class Shape> __device__ __forceinline__ uint64_t x_descriptor(uint32_t
   return (uint64_t(hi) << 32) | (lo + (kk / 4) * (Shape::x_box_bytes >> 4) + 2 * (kk % 4));
 }
 
-// One K block: its W bytes into A fragments (converted, group-scaled), then one wgmma per k16
-// step over its X.
+// One K block (block j of the cursor's stage, block kb of K): its W bytes into A fragments
+// (converted, group-scaled), then one wgmma per k16 step over its X. The stage's first block waits
+// for the stage to be full.
 template <class Shape, dequant::Conversion Path>
 __device__ __forceinline__ void k_block(const Params& p, const SharedRing<Shape>& ring, const RingCursor& cursor,
-                                        const WordAddress<Shape::block_k>& src, const ChannelQuant& cq, int kb,
+                                        const WordAddress<Shape::block_k>& src, const ChannelQuant& cq, int j, int kb,
                                         uint32_t (&frag)[Shape::k_steps][4], float (&acc)[Shape::accumulators]) {
   constexpr int K = Shape::k_steps;
   constexpr uint32_t row8 = WordAddress<Shape::block_k>::row8_bytes;
   uint32_t group_scale[2] = {0, 0};
   if (p.groups) // issued before the wait so that the load overlaps it; a group is 128 of K
     for (int i = 0; i < 2; ++i) group_scale[i] = __ldg(p.scales + cq.scale_row[i] + kb * Shape::block_k / 128);
-  ptx::mbarrier_wait(ring.full(cursor.stage), cursor.phase);
-  const uint32_t row_base = ptx::smem_addr(ring.w(cursor.stage)) + src.base;
+  if (j == 0) ptx::mbarrier_wait(ring.full(cursor.stage), cursor.phase);
+  const uint32_t row_base = ptx::smem_addr(ring.w(cursor.stage, j)) + src.base;
   const uint32_t flip = dequant::flip_mask(p.signed_weights);
   uint32_t word[2][K][2];
 #pragma unroll
@@ -222,7 +247,7 @@ __device__ __forceinline__ void k_block(const Params& p, const SharedRing<Shape>
       for (int r = 0; r < 4; ++r)
         frag[kk][r] = dequant::mul_bf16x2(frag[kk][r], group_scale[r & 1] * 0x10001u);
   }
-  const uint64_t desc = ptx::smem_descriptor_sw128(ring.x(cursor.stage));
+  const uint64_t desc = ptx::smem_descriptor_sw128(ring.x(cursor.stage, j));
   const uint32_t desc_lo = static_cast<uint32_t>(desc), desc_hi = static_cast<uint32_t>(desc >> 32);
   ptx::wgmma_fence(); // the fragments were written by ordinary instructions
 #pragma unroll
@@ -300,23 +325,27 @@ __device__ __forceinline__ void consumer_loop(const Params& p, const SharedRing<
 #pragma unroll
     for (int i = 0; i < Shape::accumulators; ++i) acc[i] = 0.0f;
     int previous_stage = -1, mine = 0;
-    for (int kb = 0; kb < p.k_blocks; ++kb) {
-      if (Shape::split_k && kb % Shape::consumers != consumer) { // another consumer's block
+    for (int first = 0, ks = 0; first < p.k_blocks; first += ring.blocks, ++ks) {
+      if (Shape::split_k && ks % Shape::consumers != consumer) { // another consumer's stage
         cursor.advance(ring.stages);
         continue;
       }
       if constexpr (Shape::fragment_sets == 1) {
-        k_block<Shape, Path>(p, ring, cursor, src, cq, kb, frag[0], acc);
-        ptx::wgmma_wait_group<0>(); // the fragments are rewritten next block
+        const int blocks = stage_blocks_left<Shape>(ring, p, first);
+        for (int j = 0; j < blocks; ++j) {
+          k_block<Shape, Path>(p, ring, cursor, src, cq, j, first + j, frag[0], acc);
+          ptx::wgmma_wait_group<0>(); // the fragments are rewritten next block
+        }
         if (lane == 0) ptx::mbarrier_arrive(ring.empty(cursor.stage));
         cursor.advance(ring.stages);
         continue;
       }
-      // Alternating fragment sets (unrolled by hand) so that each is a fixed set of registers.
+      // Alternating fragment sets (unrolled by hand) so that each is a fixed set of registers; a
+      // stage is one K block here (128-channel tiles).
       if (mine++ % 2 == 0)
-        k_block<Shape, Path>(p, ring, cursor, src, cq, kb, frag[0], acc);
+        k_block<Shape, Path>(p, ring, cursor, src, cq, 0, first, frag[0], acc);
       else
-        k_block<Shape, Path>(p, ring, cursor, src, cq, kb, frag[Shape::fragment_sets - 1], acc);
+        k_block<Shape, Path>(p, ring, cursor, src, cq, 0, first, frag[Shape::fragment_sets - 1], acc);
       // This block's wgmma stay in flight; the previous block's are done: its stage goes back.
       ptx::wgmma_wait_group<1>();
       if (previous_stage >= 0 && lane == 0) ptx::mbarrier_arrive(ring.empty(previous_stage));
@@ -347,7 +376,7 @@ __global__ void __launch_bounds__(TileShape<BlockTokens, BlockN>::threads, 1)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   using Shape = TileShape<BlockTokens, BlockN>;
   extern __shared__ uint8_t shared_raw[];
-  const SharedRing<Shape> ring(shared_raw, p.stages);
+  const SharedRing<Shape> ring(shared_raw, p.stages, p.stage_blocks);
   const int warpgroup = threadIdx.x / 128;
   if (threadIdx.x == 0) {
     ptx::prefetch_tensor_map(&maps.x);

@@ -42,7 +42,7 @@ constexpr std::string_view kTileSchedulerKeys[] = {"cycles_per_call", "cycles_pe
 constexpr std::string_view kTileSchedulerCostKeys[] = {"cycles_per_call", "cycles_per_loop_trip"};
 constexpr std::string_view kTiledGemmKeys[] = {"epilogue_cycles_per_output_kib", "cta_start_exit_cycles"};
 constexpr std::string_view kDequantKeys[] = {"prmt", "cvt"};
-constexpr std::string_view kBlockCycleKeys[] = {"tile_m", "prmt", "cvt", "prmt_group_scales", "cvt_group_scales"};
+constexpr std::string_view kBlockCycleKeys[] = {"tile_m", "tile_k", "prmt", "cvt", "prmt_group_scales", "cvt_group_scales"};
 constexpr std::string_view kMxfp8StageKeys[] = {"promote", "dequantize", "transposed_tile_m", "transposed"};
 constexpr std::string_view kPowerKeys[] = {"max_limit_w", "clock_independent_w"};
 constexpr std::string_view kSourcedKeys[] = {"value", "source"};
@@ -89,8 +89,8 @@ std::vector<int> sourced_list(const JsonFields& f, const char* key, int count, i
   return values;
 }
 
-// "mixed_input_k_block_cycles": {"value": {"tile_m": [...], "prmt": [...], ...}, "source": ...}:
-// one number per tile_m in each list.
+// "mixed_input_k_block_cycles": {"value": {"tile_m": [...], "tile_k": [...], "prmt": [...], ...},
+// "source": ...}: one number per tile_m in each list.
 MixedInputBlockCycles mixed_input_block_cycles(const JsonFields& profile) {
   const JsonFields field = section(profile, "mixed_input_k_block_cycles", kSourcedKeys);
   if (field.string("source").empty()) field.fail("source", "is empty", "say where the numbers come from");
@@ -98,6 +98,11 @@ MixedInputBlockCycles mixed_input_block_cycles(const JsonFields& profile) {
   MixedInputBlockCycles c;
   for (const auto& m : table.array("tile_m"))
     c.tile_m.push_back(static_cast<int>(table.integer_value(m, table.field("tile_m"), 1, 256)));
+  for (const auto& k : table.array("tile_k"))
+    c.tile_k.push_back(static_cast<int>(table.integer_value(k, table.field("tile_k"), 16, 512)));
+  if (c.tile_k.size() != c.tile_m.size())
+    table.fail("tile_k", "has " + std::to_string(c.tile_k.size()) + " entries for " + std::to_string(c.tile_m.size()) +
+                             " tile_m", "give the K a ring stage carried in each measurement, one per tile_m");
   const auto cycles = [&](const char* key) {
     const auto& list = table.array(key);
     if (list.size() != c.tile_m.size())
@@ -147,6 +152,11 @@ Mxfp8StageNs mxfp8_stage_ns(const JsonFields& profile) {
 double Mxfp8StageNs::transposed_of(int m) const {
   const auto found = std::find(transposed_tile_m.begin(), transposed_tile_m.end(), m);
   return found == transposed_tile_m.end() ? 0 : transposed[static_cast<size_t>(found - transposed_tile_m.begin())];
+}
+
+int MixedInputBlockCycles::stage_k(int m) const {
+  const auto found = std::find(tile_m.begin(), tile_m.end(), m);
+  return found == tile_m.end() ? 0 : tile_k[static_cast<size_t>(found - tile_m.begin())];
 }
 
 double MixedInputBlockCycles::of(int m, bool cvt_conversion, bool group_scales) const {

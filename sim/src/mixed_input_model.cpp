@@ -2,7 +2,8 @@
 // the grouped GEMM's tile walk and operand boxes (make_gemm_model: X boxes of tile.m tokens x
 // tile.k, W boxes of tile.n channels x tile.k one-byte weights, so half the bf16 weight bytes go
 // through TMA, L2 and DRAM), plus what this kernel does that a bf16 GEMM does not:
-//  - every K step costs the SM what one K block costs the kernel's consumers: the wait, the
+//  - every K step (tile.k: one K block of 128 or 64, or two of 128 a stage on decode tiles) costs
+//    the SM what its K blocks cost the kernel's consumers: the wait, the
 //    shared-memory loads, the conversion, the wgmma and the release, as the kernel overlaps them
 //    (two or four consumer warpgroups splitting K on 64-channel tiles, two owning 64 channels
 //    each on 128-channel tiles). The profile's mixed_input_k_block_cycles were measured by running
@@ -46,17 +47,24 @@ public:
       throw SpecError(spec.source, "tile", "is " + std::to_string(spec.tile.m) + "x" + std::to_string(spec.tile.n) +
                                              ", which the mixed-input kernel is not built for",
                       "use 16, 32 or 64 tokens (tile.m) with tile.n 64, or 128, 224 or 256 with tile.n 128");
-    if (spec.tile.k != (decode ? 128 : 64))
-      throw SpecError(spec.source, "tile.k", "is " + std::to_string(spec.tile.k) + " for tile.n " +
-                                               std::to_string(spec.tile.n),
-                      std::string("use ") + (decode ? "128" : "64") + ", the kernel's K block for that tile");
     const bool cvt = spec.quant.conversion == WeightConversion::cvt;
-    block_cycles_ = gpu.mixed_input_k_block.of(spec.tile.m, cvt, spec.quant.scale_group != 0);
-    if (block_cycles_ <= 0)
+    const double block_cycles = gpu.mixed_input_k_block.of(spec.tile.m, cvt, spec.quant.scale_group != 0);
+    if (block_cycles <= 0)
       throw SpecError(gpu.source, "mixed_input_k_block_cycles",
                       "has no K-block cost for " + std::to_string(spec.tile.m) + "-token tiles on " +
                           gpu.display_name + ", which the mixed-input model needs",
                       "run kernels/mixed_input/mixed_input_block_rate on it and add the figures");
+    // A K block costs what it was measured to cost with as many blocks a stage as the spec's: a
+    // stage's barrier round trip is shared by its blocks (kernels/mixed_input/NOTES.md, stage K).
+    const int block_k = decode ? 128 : 64, measured_k = gpu.mixed_input_k_block.stage_k(spec.tile.m);
+    if (spec.tile.k != measured_k)
+      throw SpecError(spec.source, "tile.k", "is " + std::to_string(spec.tile.k) + "; " + gpu.display_name +
+                                               "'s mixed_input_k_block_cycles for " + std::to_string(spec.tile.m) +
+                                               "-token tiles were measured with " + std::to_string(measured_k) +
+                                               " of K a stage",
+                      "use tile.k " + std::to_string(measured_k) +
+                          ", the stage K of the kernel's figures (kernels/mixed_input/mixed_input_block_rate.cu)");
+    block_cycles_ = block_cycles * spec.tile.k / block_k; // a K step of the replay is tile.k deep
     const int consumers = spec_.warps / 4 - 1; // the warpgroups after the producer
     const int accumulators = spec.tile.m / 2;  // fp32 sums per consumer thread: 64 x tile.m over 128
     epilogue_cycles_ = kEpilogueInstructionsPerElement * spec.tile.m * spec.tile.n / (32.0 * gpu.sm.warp_schedulers);

@@ -98,8 +98,15 @@ TEST_CASE("the mixed-input K-block costs: one per tile, looked up by tile, conve
   CHECK(p.mixed_input_k_block.of(224, true, false) == 1503);
   CHECK(p.mixed_input_k_block.of(256, false, true) == 1346);
   CHECK(p.mixed_input_k_block.of(48, false, false) == 0); // not measured
+  CHECK(p.mixed_input_k_block.stage_k(16) == 128);
+  CHECK(p.mixed_input_k_block.stage_k(64) == 256); // two K blocks of 128 a stage
+  CHECK(p.mixed_input_k_block.stage_k(224) == 64);
+  CHECK(p.mixed_input_k_block.stage_k(48) == 0);
   j["mixed_input_k_block_cycles"]["value"]["cvt"].erase(0);
   CHECK_THAT(error_of(j), Catch::Contains("mixed_input_k_block_cycles.value.cvt: has 5 entries for 6 tile_m"));
+  j = h100_json();
+  j["mixed_input_k_block_cycles"]["value"]["tile_k"].erase(0);
+  CHECK_THAT(error_of(j), Catch::Contains("mixed_input_k_block_cycles.value.tile_k: has 5 entries for 6 tile_m"));
   j = h100_json();
   j["mixed_input_k_block_cycles"]["value"]["prmt"][2] = 0;
   CHECK_THAT(error_of(j), Catch::Contains("mixed_input_k_block_cycles.value.prmt: holds a value that is not a cycle count"));

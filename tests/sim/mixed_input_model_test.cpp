@@ -1,6 +1,7 @@
 // The mixed-input kernel model (sim/src/mixed_input_model.cpp) on the H100 profile: numbers
 // worked out by hand from the profile's measured K-block costs (mixed_input_k_block_cycles:
-// 645 / 935 cycles for a 16-token tile with prmt / cvt, 731 with group scales, 1214 for a
+// 645 / 935 cycles for a 16-token tile with prmt / cvt, 731 with group scales, all with one K
+// block a stage; 725 for a 64-token tile measured with two a stage (tile.k 256); 1214 for a
 // 224-token tile), its 4 schedulers, and the kernel's shapes. The measured K block holds the
 // wgmma (a K step of the 16 x 64 x 128 tile is 2 x 16 x 64 x 128 / 4096 = 64 tensor cycles).
 #include "models/gpu_profile.h"
@@ -47,6 +48,27 @@ TEST_CASE("K block, epilogue and shared memory of a 16 x 64 x 128 decode tile", 
     CHECK(make_kernel_model(decode("int8", 0, "cvt"), h100)->element_cycles_per_k_step() == Approx(935.0));
     CHECK(make_kernel_model(decode("uint8", 128, "prmt"), h100)->element_cycles_per_k_step() == Approx(731.0));
   }
+  SECTION("a stage K the profile's figures were not measured at is refused by name") {
+    KernelSpec spec = decode("int8", 0, "prmt");
+    spec.tile.k = 256;
+    spec.stages = 4; // what shared memory holds
+    CHECK_THROWS_WITH(make_kernel_model(spec, h100), Catch::Contains("decode.json") && Catch::Contains("tile.k") &&
+                                                         Catch::Contains("measured with 128") &&
+                                                         Catch::Contains("use tile.k 128"));
+  }
+}
+
+TEST_CASE("a 64 x 64 x 256 decode tile: two measured K blocks a K step", "[mixed_input]") {
+  const GpuProfile h100 = load_gpu_profile("h100");
+  nlohmann::json j = nlohmann::json::parse(R"({"name":"d","kind":"gemm","dtype":"bf16","b_dtype":"int8","m":64,
+    "n":8192,"k":8192,"layout":{"a":"row","b":"col"},"tile":{"m":64,"n":64,"k":256},"stages":4,"warps":12,
+    "load":"tma","persistent":true,"order":"row_major"})");
+  const auto m = make_kernel_model(parse_kernel_spec(j, "decode64.json"), h100);
+  CHECK(m->element_cycles_per_k_step() == Approx(2 * 725.0));
+  // 9 x 64 x 64 / 128 (288), and the other consumer's 32 sums a thread, a load and an add each (64)
+  CHECK(m->epilogue_cycles() == Approx(288.0 + 64.0));
+  // 4 x (64 x 256 x 2 + 64 x 256) + 1024 barriers + 1 x 32 x 128 x 4 split-K sums
+  CHECK(m->resources().shared_memory_bytes == 214016);
 }
 
 TEST_CASE("a 224-token prefill tile: its K block, no split-K sums", "[mixed_input]") {

@@ -28,8 +28,9 @@ SHAPES = {
                "n": 2048, "k": 7168},
 }
 
-# Tiles the kernel is built for: tokens (tile m) -> (channels, K depth, ring stages).
-TILES = {16: (64, 128, 12), 32: (64, 128, 8), 64: (64, 128, 8), 128: (128, 64, 5), 224: (128, 64, 5),
+# Tiles the kernel is built for: tokens (tile m) -> (channels, K a ring stage carries, ring stages).
+# 64-token tiles carry two K blocks of 128 a stage (kernels/mixed_input/NOTES.md, stage K).
+TILES = {16: (64, 128, 12), 32: (64, 128, 8), 64: (64, 256, 4), 128: (128, 64, 5), 224: (128, 64, 5),
          256: (128, 64, 4)}
 # The warps follow the tile (mixed_input_consumers in kernels/mixed_input/mixed_input_gemm.h): a
 # producer warpgroup and four consumers splitting K on 16- and 32-token tiles, two on the others.

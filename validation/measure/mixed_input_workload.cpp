@@ -166,6 +166,7 @@ private:
                                                                    : kernels::ConversionPath::cvt;
     p.tile_tokens = spec.tile.m;
     p.tile_n = spec.tile.n;
+    p.tile_k = spec.tile.k;
     p.stages = spec.stages;
     p.persistent = spec.persistent;
     p.order = spec.order;
