@@ -10,9 +10,10 @@
 // wgmma m64nTk16 per 16 of K. 128-channel tiles (128, 224 or 256 tokens): each of two consumers owns
 // 64 of the channels and converts block k + 1 while block k's wgmma run. 64-channel tiles (16..64
 // tokens, decode): the consumers (four; two at 64 tokens) split K, each taking every fourth
-// (second) K block, and add their accumulators through shared memory at the end: one
-// warpgroup's chain of wait, load, convert and wgmma per K block is latency-bound, and chains side
-// by side stream more weights (NOTES.md).
+// (second) ring stage, of one K block (at 64 tokens one, two or four: MixedInputProblem::tile_k),
+// and add their accumulators through shared memory at the end: one warpgroup's chain of wait,
+// load, convert and wgmma per K block is latency-bound, and chains side by side stream more
+// weights (NOTES.md).
 //
 // CTA blockIdx.x computes work items blockIdx.x, blockIdx.x + gridDim.x, ... (persistent: grid ~
 // SM count; otherwise one item each), each mapped to a tile by tilesim::tile_at, the walk the

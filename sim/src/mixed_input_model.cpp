@@ -2,7 +2,7 @@
 // the grouped GEMM's tile walk and operand boxes (make_gemm_model: X boxes of tile.m tokens x
 // tile.k, W boxes of tile.n channels x tile.k one-byte weights, so half the bf16 weight bytes go
 // through TMA, L2 and DRAM), plus what this kernel does that a bf16 GEMM does not:
-//  - every K step (tile.k: one K block of 128 or 64, or two of 128 a stage on decode tiles) costs
+//  - every K step (tile.k: one K block of 128 or 64, or two of 128 a stage on 64-token tiles) costs
 //    the SM what its K blocks cost the kernel's consumers: the wait, the
 //    shared-memory loads, the conversion, the wgmma and the release, as the kernel overlaps them
 //    (two or four consumer warpgroups splitting K on 64-channel tiles, two owning 64 channels
