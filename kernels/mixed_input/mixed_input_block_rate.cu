@@ -173,7 +173,11 @@ int main(int argc, char** argv) {
         }
         configs.push_back({tile, conversion, group ? u8 : i8, group, depth, blocks});
       }
-  std::printf("{\n \"gpu\": \"%s\",\n \"sms\": %d,\n \"ctas\": %d,\n \"reps\": %d,\n \"unit\": \"per CTA: one K block of the tile "
+  // The file says how it was made (validation/data's rule): the program and its arguments.
+  std::string command = "mixed_input_block_rate";
+  for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
+  std::printf("{\n \"command\": \"%s\",", command.c_str());
+  std::printf("\n \"gpu\": \"%s\",\n \"sms\": %d,\n \"ctas\": %d,\n \"reps\": %d,\n \"unit\": \"per CTA: one K block of the tile "
               "(block_k 128 on 64-channel tiles, 64 on 128-channel ones; tile_k: the K a ring stage carries), operands L2-resident\",\n \"configs\": [",
               prop.name, sms, sms / 4, reps);
   for (std::size_t i = 0; i < configs.size(); ++i) {
