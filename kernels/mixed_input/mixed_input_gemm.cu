@@ -32,49 +32,63 @@ int ceil_div(int a, int b) { return (a + b - 1) / b; }
 constexpr int kMaxSharedBytes = 227 * 1024;
 constexpr int kGroupSize = 128;
 
-template <int T, int N, dequant::Conversion Path> struct Instance {
-  using Shape = TileShape<T, N>;
+template <int T, int N, int SB, dequant::Conversion Path> struct Instance {
+  using Shape = TileShape<T, N, SB>;
   static void enable_shared_memory(int bytes) {
     static int enabled = 0; // raised once per instantiation, to the largest asked
     if (bytes <= enabled) return;
-    check_cuda(cudaFuncSetAttribute(mixed_input::mixed_input_gemm_kernel<T, N, Path>,
+    check_cuda(cudaFuncSetAttribute(mixed_input::mixed_input_gemm_kernel<T, N, SB, Path>,
                                     cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
                "cudaFuncSetAttribute(mixed_input_gemm_kernel, MaxDynamicSharedMemorySize)");
     enabled = bytes;
   }
-  static int resident_per_sm(int stages, int stage_blocks) {
-    enable_shared_memory(Shape::shared_bytes(stages, stage_blocks));
+  static int resident_per_sm(int stages) {
+    enable_shared_memory(Shape::shared_bytes(stages));
     int blocks = 0;
-    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, mixed_input::mixed_input_gemm_kernel<T, N, Path>,
-                                                             Shape::threads, Shape::shared_bytes(stages, stage_blocks)),
+    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, mixed_input::mixed_input_gemm_kernel<T, N, SB, Path>,
+                                                             Shape::threads, Shape::shared_bytes(stages)),
                "cudaOccupancyMaxActiveBlocksPerMultiprocessor(mixed_input_gemm_kernel)");
     return blocks;
   }
   static void launch(const TensorMaps& maps, const Params& p, int grid, cudaStream_t stream) {
-    enable_shared_memory(Shape::shared_bytes(p.stages, p.stage_blocks));
-    mixed_input::mixed_input_gemm_kernel<T, N, Path>
-        <<<grid, Shape::threads, Shape::shared_bytes(p.stages, p.stage_blocks), stream>>>(maps, p);
+    enable_shared_memory(Shape::shared_bytes(p.stages));
+    mixed_input::mixed_input_gemm_kernel<T, N, SB, Path>
+        <<<grid, Shape::threads, Shape::shared_bytes(p.stages), stream>>>(maps, p);
     check_cuda(cudaGetLastError(), "mixed_input_gemm_kernel launch");
   }
 };
 
-// Calls f.template operator()<Instance<...>>() for the problem's compiled instantiation.
+int block_k(int tile_n) { return mixed_input_block_k(tile_n); } // TileShape::block_k
+int stage_k(const MixedInputProblem& p) { return p.tile_k ? p.tile_k : block_k(p.tile_n); }
+
+// Tiles whose ring stages may carry 2 or 4 K blocks (TileShape::stage_blocks, each count its own
+// instantiation): 64-token tiles only. 16-token ones gained nothing on the decode shapes from it
+// (kernels/mixed_input/NOTES.md, stage K fixed at compile time).
+bool multi_block_stages(int tile_tokens) { return tile_tokens == 64; }
+
+// f(Instance<T, N, 1, 2 or 4, Path>{}) by the problem's K blocks a stage.
+template <int T, int N, dequant::Conversion Path, class F> auto by_stage_blocks(const MixedInputProblem& p, F&& f) {
+  switch (stage_k(p) / block_k(N)) {
+  case 2: return f(Instance<T, N, 2, Path>{});
+  case 4: return f(Instance<T, N, 4, Path>{});
+  default: return f(Instance<T, N, 1, Path>{});
+  }
+}
+
+// Calls f(Instance<...>{}) for the problem's compiled instantiation.
 template <class F> auto dispatch(const MixedInputProblem& p, F&& f) {
   const bool prmt = p.conversion == ConversionPath::prmt;
   constexpr auto fast = dequant::Conversion::prmt;
   constexpr auto naive = dequant::Conversion::cvt;
   switch (p.tile_tokens) {
-  case 16: return prmt ? f(Instance<16, 64, fast>{}) : f(Instance<16, 64, naive>{});
-  case 32: return prmt ? f(Instance<32, 64, fast>{}) : f(Instance<32, 64, naive>{});
-  case 64: return prmt ? f(Instance<64, 64, fast>{}) : f(Instance<64, 64, naive>{});
-  case 128: return prmt ? f(Instance<128, 128, fast>{}) : f(Instance<128, 128, naive>{});
-  case 224: return prmt ? f(Instance<224, 128, fast>{}) : f(Instance<224, 128, naive>{});
-  default: return prmt ? f(Instance<256, 128, fast>{}) : f(Instance<256, 128, naive>{});
+  case 16: return prmt ? f(Instance<16, 64, 1, fast>{}) : f(Instance<16, 64, 1, naive>{});
+  case 32: return prmt ? f(Instance<32, 64, 1, fast>{}) : f(Instance<32, 64, 1, naive>{});
+  case 64: return prmt ? by_stage_blocks<64, 64, fast>(p, f) : by_stage_blocks<64, 64, naive>(p, f);
+  case 128: return prmt ? f(Instance<128, 128, 1, fast>{}) : f(Instance<128, 128, 1, naive>{});
+  case 224: return prmt ? f(Instance<224, 128, 1, fast>{}) : f(Instance<224, 128, 1, naive>{});
+  default: return prmt ? f(Instance<256, 128, 1, fast>{}) : f(Instance<256, 128, 1, naive>{});
   }
 }
-
-int block_k(int tile_n) { return mixed_input_block_k(tile_n); } // TileShape::block_k
-int stage_k(const MixedInputProblem& p) { return p.tile_k ? p.tile_k : block_k(p.tile_n); }
 int stage_bytes(int tile_tokens, int tile_n, int tile_k) { return (tile_tokens * 2 + tile_n) * tile_k; }
 int reduce_bytes(int tile_tokens, int tile_n) { // TileShape::reduce_bytes
   return tile_n == 64 ? (mixed_input_consumers(tile_tokens, tile_n) - 1) * tile_tokens * 256 : 0;
@@ -94,9 +108,8 @@ std::string mixed_input_unsupported_reason(int tile_tokens, int tile_n, int tile
   if (large && tile_n != 128)
     return "tile_n = " + std::to_string(tile_n) + " with " + std::to_string(tile_tokens) +
            "-token tiles is not supported; use 128 (two consumer warpgroups of 64 channels)";
-  // TileShape::multi_block_stages: 64-token tiles only (kernels/mixed_input/NOTES.md, stage K).
   const int bk = block_k(tile_n);
-  const bool multi = tile_tokens == 64;
+  const bool multi = multi_block_stages(tile_tokens);
   if (tile_k != bk && (!multi || (tile_k != 2 * bk && tile_k != 4 * bk)))
     return "tile_k = " + std::to_string(tile_k) + " with " + std::to_string(tile_tokens) + "x" +
            std::to_string(tile_n) + " tiles is not supported; use " +
@@ -179,10 +192,8 @@ MixedInputGemm::MixedInputGemm(const MixedInputProblem& problem, const MixedInpu
   const int tile_cols = space.tile_cols;
   m.total_tokens = space.total_tokens;
   m.tiles = space.tiles;
-  const int stage_blocks = stage_k(problem) / block_k(problem.tile_n);
-  const int resident = dispatch(problem, [&](auto instance) {
-    return decltype(instance)::resident_per_sm(problem.stages, stage_blocks);
-  });
+  const int resident =
+      dispatch(problem, [&](auto instance) { return decltype(instance)::resident_per_sm(problem.stages); });
   require(resident >= 1, "no CTA with " + std::to_string(problem.stages) + " stages fits on an SM; use fewer stages");
   m.grid = problem.persistent ? std::max(1, std::min(m.tiles, sm_count * resident)) : m.tiles;
 
@@ -211,7 +222,6 @@ MixedInputGemm::MixedInputGemm(const MixedInputProblem& problem, const MixedInpu
   p.trace = nullptr;
   p.n = problem.n;
   p.k_blocks = ceil_div(problem.k, block_k(problem.tile_n));
-  p.stage_blocks = stage_blocks;
   p.groups = problem.scale_group ? problem.k / problem.scale_group : 0;
   p.stages = problem.stages;
   p.signed_weights = problem.weight == WeightType::int8;

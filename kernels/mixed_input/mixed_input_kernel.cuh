@@ -10,10 +10,10 @@
 // wgmma m64nTk16 per 16 of K. 128-channel tiles (128, 224 or 256 tokens): each of two consumers owns
 // 64 of the channels and converts block k + 1 while block k's wgmma run. 64-channel tiles (16..64
 // tokens, decode): the consumers (four; two at 64 tokens) split K, each taking every fourth
-// (second) ring stage, of one K block (at 64 tokens one, two or four: MixedInputProblem::tile_k),
-// and add their accumulators through shared memory at the end: one warpgroup's chain of wait,
-// load, convert and wgmma per K block is latency-bound, and chains side by side stream more
-// weights (NOTES.md).
+// (second) ring stage, of one K block (at 64 tokens one, two or four, a template parameter:
+// MixedInputProblem::tile_k), and add their accumulators through shared memory at the end: one
+// warpgroup's chain of wait, load, convert and wgmma per K block is latency-bound, and chains side
+// by side stream more weights (NOTES.md).
 //
 // CTA blockIdx.x computes work items blockIdx.x, blockIdx.x + gridDim.x, ... (persistent: grid ~
 // SM count; otherwise one item each), each mapped to a tile by tilesim::tile_at, the walk the
@@ -50,15 +50,16 @@ struct Params {
   __nv_bfloat16* y;         // [total_tokens, n]
   TileTrace* trace;         // one record per linear tile, or nullptr
   int n;
-  int k_blocks;     // K blocks of Shape::block_k
-  int stage_blocks; // K blocks a stage carries: 1, or 2 / 4 on 64-token tiles (one barrier round trip for them all)
+  int k_blocks;       // K blocks of Shape::block_k
   int groups;         // scales per channel along K (k / 128), 0 for per-channel scales
   int stages;
   bool signed_weights; // int8: bytes are flipped to q + 128 and taken from 128
 };
 
-template <int BlockTokens, int BlockN> struct TileShape {
+template <int BlockTokens, int BlockN, int StageBlocks = 1> struct TileShape {
   static_assert(BlockN == 64 || BlockN == 128, "64 channels per consumer, or consumers splitting K on 64");
+  static_assert(StageBlocks == 1 || (BlockN == 64 && (StageBlocks == 2 || StageBlocks == 4)),
+                "1 K block a stage, or 2 / 4 on 64-channel (split K) tiles");
   static constexpr int block_tokens = BlockTokens;
   static constexpr int block_n = BlockN;
   static constexpr bool split_k = BlockN == 64;
@@ -73,10 +74,10 @@ template <int BlockTokens, int BlockN> struct TileShape {
   // [tokens x 64] (one 128-byte swizzle row each); W as one box [channels x block_k bytes],
   // swizzled by its row length (64 or 128 bytes).
   static constexpr int block_k = BlockN == 64 ? 128 : 64;
-  // 64-token tiles' ring stages may carry 2 or 4 K blocks (Params::stage_blocks): one barrier round
-  // trip and hand-off for them all. The others carry one, fixed at compile time: with the count
-  // read at run time their K block took 5-13% longer (NOTES.md, stage K).
-  static constexpr bool multi_block_stages = BlockN == 64 && BlockTokens == 64;
+  // K blocks a ring stage carries: one barrier round trip and hand-off for them all. A template
+  // parameter: read at run time, it made the one-block stage's K block 5-13% slower (NOTES.md,
+  // stage K), and a constant count lets the stage's block loop unroll.
+  static constexpr int stage_blocks = StageBlocks;
   static constexpr int k_steps = block_k / 16;      // wgmma k16 steps per K block
   static constexpr int x_boxes = block_k / 64;
   static constexpr int x_box_bytes = BlockTokens * 128;
@@ -88,21 +89,18 @@ template <int BlockTokens, int BlockN> struct TileShape {
   static constexpr int release_arrivals = split_k ? 4 : 8; // the warps of the consumer(s) using a stage
   static constexpr bool shares_registers = consumers == 2; // setmaxnreg: the producer's go to them
   static constexpr int reduce_bytes = split_k ? (consumers - 1) * accumulators * 128 * 4 : 0;
-  static int shared_bytes(int stages, int stage_blocks) {
-    return 1024 + stages * (stage_blocks * stage_bytes + 16) + reduce_bytes;
-  }
+  static int shared_bytes(int stages) { return 1024 + stages * (StageBlocks * stage_bytes + 16) + reduce_bytes; }
 };
 
 // Ring: X stages then W stages, each 1024-byte aligned (the swizzle atoms), then the barriers. A
-// stage holds `blocks` K blocks side by side: block j's X at x(s, j), its W at w(s, j); 1 unless
-// Shape::multi_block_stages, so that the other tiles' code folds it away.
+// stage holds Shape::stage_blocks K blocks side by side: block j's X at x(s, j), its W at w(s, j).
 template <class Shape> struct SharedRing {
+  static constexpr int blocks = Shape::stage_blocks;
   uint8_t* base;
   int stages;
-  int blocks;
-  __device__ SharedRing(uint8_t* raw, int stages_, int blocks_)
+  __device__ SharedRing(uint8_t* raw, int stages_)
       : base(reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023))),
-        stages(stages_), blocks(Shape::multi_block_stages ? blocks_ : 1) {}
+        stages(stages_) {}
   __device__ uint8_t* x(int s, int j) const { return base + (s * blocks + j) * Shape::x_bytes; }
   __device__ uint8_t* w(int s, int j) const {
     return base + stages * blocks * Shape::x_bytes + (s * blocks + j) * Shape::w_bytes;
@@ -117,10 +115,9 @@ template <class Shape> struct SharedRing {
 // The K blocks of the stage that starts at K block `first`: all of them but in the last stage of a
 // K that is not a multiple of the stage's, and the constant 1 where a stage carries one, so that
 // those tiles' loops over a stage's blocks compile to v10's straight code.
-template <class Shape>
-__device__ __forceinline__ int stage_blocks_left(const SharedRing<Shape>& ring, const Params& p, int first) {
-  if constexpr (Shape::multi_block_stages) return min(ring.blocks, p.k_blocks - first);
-  else return 1;
+template <class Shape> __device__ __forceinline__ int stage_blocks_left(const Params& p, int first) {
+  if constexpr (Shape::stage_blocks == 1) return 1;
+  else return min(Shape::stage_blocks, p.k_blocks - first);
 }
 
 // Owns this CTA's walk through the launch order: items blockIdx.x, + gridDim.x, ...
@@ -160,7 +157,7 @@ template <class Shape> __device__ __forceinline__ void producer_loop(const Param
     const int x_row = token_rows(p, tile, Shape::block_tokens).first;
     const int w_row = tile.expert * p.n + tile.col * Shape::block_n; // rows past n: masked at the store
     for (int first = 0; first < p.k_blocks; first += ring.blocks) {
-      const int s = cursor.stage, blocks = stage_blocks_left<Shape>(ring, p, first);
+      const int s = cursor.stage, blocks = stage_blocks_left<Shape>(p, first);
       ptx::mbarrier_wait(ring.empty(s), cursor.phase ^ 1);
       ptx::mbarrier_arrive_expect_tx(ring.full(s), blocks * Shape::stage_bytes);
       for (int j = 0; j < blocks; ++j) {
@@ -332,8 +329,10 @@ __device__ __forceinline__ void consumer_loop(const Params& p, const SharedRing<
         continue;
       }
       if constexpr (Shape::fragment_sets == 1) {
-        const int blocks = stage_blocks_left<Shape>(ring, p, first);
-        for (int j = 0; j < blocks; ++j) {
+        const int blocks = stage_blocks_left<Shape>(p, first);
+#pragma unroll // a constant count: each block's shared-memory offsets are immediates
+        for (int j = 0; j < Shape::stage_blocks; ++j) {
+          if (j >= blocks) break; // the last stage of a K tail
           k_block<Shape, Path>(p, ring, cursor, src, cq, j, first + j, frag[0], acc);
           ptx::wgmma_wait_group<0>(); // the fragments are rewritten next block
         }
@@ -371,13 +370,13 @@ __device__ __forceinline__ void consumer_loop(const Params& p, const SharedRing<
   }
 }
 
-template <int BlockTokens, int BlockN, dequant::Conversion Path>
-__global__ void __launch_bounds__(TileShape<BlockTokens, BlockN>::threads, 1)
+template <int BlockTokens, int BlockN, int StageBlocks, dequant::Conversion Path>
+__global__ void __launch_bounds__(TileShape<BlockTokens, BlockN, StageBlocks>::threads, 1)
     mixed_input_gemm_kernel(const __grid_constant__ TensorMaps maps, const Params p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  using Shape = TileShape<BlockTokens, BlockN>;
+  using Shape = TileShape<BlockTokens, BlockN, StageBlocks>;
   extern __shared__ uint8_t shared_raw[];
-  const SharedRing<Shape> ring(shared_raw, p.stages, p.stage_blocks);
+  const SharedRing<Shape> ring(shared_raw, p.stages);
   const int warpgroup = threadIdx.x / 128;
   if (threadIdx.x == 0) {
     ptx::prefetch_tensor_map(&maps.x);
