@@ -5,6 +5,7 @@
 #include "sim/trace_writer.h"
 #include "models/output_file.h"
 #include "validation/compare/dataset_validation.h"
+#include "validation/compare/reference_clock.h"
 #include "validation/compare/result_checks.h"
 
 #include <boost/program_options.hpp>
@@ -103,8 +104,10 @@ int validate_command(const Args& args) {
       "part", po::value(&part)->default_value("all"),
       "configurations to score: all, held-back (what the bars judge) or calibration")(
       "clock", po::value(&clock)->default_value("measured"),
-      "SM clock to predict at: measured (each configuration's recorded extra.sm_clock_mhz) or profile (the "
-      "profile's, at the board power limit a configuration records in extra.power_limit_w)")(
+      "SM clock to predict at: measured (each configuration's recorded extra.sm_clock_mhz), profile (the "
+      "profile's, at the board power limit a configuration records in extra.power_limit_w) or reference (profile, "
+      "except where a configuration names a reference kernel its source timed on the same machine, "
+      "extra.reference: the clock at which the model predicts that kernel's time)")(
       "time-mape", po::value(&bars.time_mape)->default_value(bars.time_mape), "bar: time MAPE (fraction)")(
       "dram-read-mape", po::value(&bars.dram_read_mape)->default_value(bars.dram_read_mape), "bar: DRAM read MAPE")(
       "l2-hit-mae", po::value(&bars.l2_hit_mae_points)->default_value(bars.l2_hit_mae_points),
@@ -134,15 +137,25 @@ int validate_command(const Args& args) {
   check_bar("--max-regret", bars.max_regret, 0, 1e9);
   if (!json_path.empty()) check_output_path(json_path, "--json");
   if (threads < 1 || threads > 1024) throw SpecError("--threads", std::to_string(threads), "is outside 1..1024", "give a thread count");
-  if (clock != "measured" && clock != "profile")
-    throw SpecError("--clock", clock, "is neither measured nor profile", "write --clock measured or --clock profile");
+  if (clock != "measured" && clock != "profile" && clock != "reference")
+    throw SpecError("--clock", clock, "is not measured, profile or reference", "write one of those");
   if (part != "all" && part != "held-back" && part != "calibration")
     throw SpecError("--part", part, "is not all, held-back or calibration", "write one of those");
   const GpuProfile gpu = load_gpu_profile(gpu_name);
   auto dataset = load_measured_datasets(dataset_dirs);
   if (part != "all")
     std::erase_if(dataset, [&](const MeasuredConfiguration& c) { return is_held_back(c.id) != (part == "held-back"); });
-  const auto rows = validate_dataset(gpu, dataset, threads, clock == "measured");
+  if (clock == "reference")
+    for (const auto& r : set_reference_clocks(gpu, dataset, threads)) {
+      if (quiet) continue;
+      if (r.used)
+        std::printf("%s: SM clock %.0f MHz from its reference (%s), %.0f MHz at its power limit\n", r.id.c_str(),
+                    r.clock_mhz, r.what.c_str(), r.limit_clock_mhz);
+      else
+        std::printf("%s: reference not used (%s): %s; %.0f MHz at its power limit\n", r.id.c_str(), r.what.c_str(),
+                    r.why_not.c_str(), r.limit_clock_mhz);
+    }
+  const auto rows = validate_dataset(gpu, dataset, threads, clock != "profile");
   if (!quiet) {
     std::printf("%-44s %-14s %4s %10s %10s %8s %8s %8s %8s\n", "configuration", "order", "set", "meas ms", "pred ms",
                 "time", "DRAM rd", "L2 hit", "sectors");

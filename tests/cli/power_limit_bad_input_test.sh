@@ -26,6 +26,17 @@ sed 's/"power_limit_w": 750/"power_limit_w": 300/' "$figure" >"$work/low/f.json"
 expect "figure's limit as text" "extra.power_limit_w" validate --dataset "$work/text" --gpu b200 --clock profile
 expect "figure's limit too low" "extra.power_limit_w: 300 W: is outside" validate --dataset "$work/low" --gpu b200 --clock profile
 
+# A figure whose reference kernel (validate --clock reference) has a bad time or tile, and a clock
+# mode that does not exist.
+mkdir -p "$work/ref_time" "$work/ref_tile"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['extra']['reference']['time_ms']=-1; json.dump(d,open(sys.argv[2],'w'))" \
+  "$figure" "$work/ref_time/f.json"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['extra']['reference']['kernel']['tile']['m']=96; json.dump(d,open(sys.argv[2],'w'))" \
+  "$figure" "$work/ref_tile/f.json"
+expect "reference time below zero" "extra.reference.time_ms" validate --dataset "$work/ref_time" --gpu b200 --clock reference
+expect "reference tile" "extra.reference.kernel: cannot run on b200" validate --dataset "$work/ref_tile" --gpu b200 --clock reference
+expect "unknown clock mode" "is not measured, profile or reference" validate --dataset "$work/ref_time" --gpu b200 --clock boost
+
 # A profile whose clock-independent power is the whole board, or a limit without its source.
 sed 's/"value": 456,/"value": 1000,/' "$src/models/gpus/b200.json" >"$work/whole.json"
 expect "clock-independent power not below the limit" "power.clock_independent_w: is not below max_limit_w" \
