@@ -42,14 +42,18 @@ SCHEMES = {"promote": 0, "dequantize": 1, "transposed": 2}
 
 
 def mxfp8_candidates(tokens_per_expert):
-    """Per scheme: (stages, order, persistent, tile_tokens); tile_tokens only matters to transposed, whose tile is
-    tile_tokens x 64 channels (a token count of 16 takes 16-token tiles; more take 64 or 128)."""
-    fixed = {"promote": [(5, "grouped_m:8", True, 0), (4, "grouped_m:4", True, 0), (5, "serpentine", False, 0)],
-             "dequantize": [(3, "grouped_m:8", True, 0), (3, "grouped_m:4", True, 0), (3, "serpentine", False, 0)]}
+    """Per scheme: (stages, order, persistent, tile_tokens, tile_channels); the tile only matters to transposed, whose
+    tile is tile_tokens x 64 channels, or 128 x 128 (a token count of 16 takes 16-token tiles; more take 64 or 128)."""
+    fixed = {"promote": [(5, "grouped_m:8", True, 0, 0), (4, "grouped_m:4", True, 0, 0), (5, "serpentine", False, 0, 0)],
+             "dequantize": [(3, "grouped_m:8", True, 0, 0), (3, "grouped_m:4", True, 0, 0),
+                            (3, "serpentine", False, 0, 0)]}
     if tokens_per_expert <= 16:
-        fixed["transposed"] = [(12, "row_major", True, 16), (16, "row_major", True, 16), (12, "serpentine", False, 16)]
+        fixed["transposed"] = [(12, "row_major", True, 16, 64), (16, "row_major", True, 16, 64),
+                               (12, "serpentine", False, 16, 64)]
     else:
-        fixed["transposed"] = [(4, "grouped_m:4", True, 128), (10, "grouped_m:4", True, 64), (4, "row_major", True, 128)]
+        fixed["transposed"] = [(4, "grouped_m:4", True, 128, 64), (10, "grouped_m:4", True, 64, 64),
+                               (4, "row_major", True, 128, 128), (4, "grouped_m:4", True, 128, 128),
+                               (3, "row_major", True, 128, 128)]
     return fixed
 
 
@@ -148,16 +152,18 @@ def shape_record(name, tokens, n, k, bf16_cfg, libs, reps, warmup):
     y_bf = torch.empty(total, n, device="cuda", dtype=torch.bfloat16)
     tok = (ctypes.c_int * experts)(*tokens)
 
-    def mxfp8(scheme, stages, order, persistent, tile_tokens):
+    def mxfp8(scheme, stages, order, persistent, tile_tokens, tile_channels):
         return Handle(mx_lib, "tilesim_mxfp8_gemm",
                       [experts, tok, n, k, stages, int(persistent), order.encode(), SCHEMES[scheme], tile_tokens,
+                       tile_channels,
                        ptr(xq), ptr(xs), ptr(wq), ptr(ws), ptr(y_mx[scheme]), sms])
 
     tile_n, stages, order, persistent = bf16_cfg
     bf16 = Handle(gg_lib, "tilesim_grouped_gemm",
                   [experts, tok, n, k, tile_n, stages, int(persistent), order.encode(), ptr(x), ptr(w), ptr(y_bf), sms])
-    candidates = {f"{scheme}/{f't{t}/' if t else ''}s{s}/{o}/{'persistent' if p else 'grid'}": mxfp8(scheme, s, o, p, t)
-                  for scheme, configs in mxfp8_candidates(tokens[0]).items() for s, o, p, t in configs}
+    candidates = {f"{scheme}/{f't{t}/' if t else ''}{'n128/' if c == 128 else ''}s{s}/{o}/{'persistent' if p else 'grid'}":
+                  mxfp8(scheme, s, o, p, t, c)
+                  for scheme, configs in mxfp8_candidates(tokens[0]).items() for s, o, p, t, c in configs}
     selection = interleaved_medians(candidates, max(5, reps // 3), warmup)
     best = {scheme: min((c for c in selection if c.startswith(scheme + "/")), key=selection.get) for scheme in SCHEMES}
     ours = {scheme: candidates[best[scheme]] for scheme in SCHEMES}

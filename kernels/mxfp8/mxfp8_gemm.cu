@@ -117,7 +117,7 @@ Mxfp8GroupedGemm::Mxfp8GroupedGemm(const Mxfp8GemmProblem& problem, const void* 
               problem.scheme == Mxfp8GemmScheme::transposed,
           "scheme is not an Mxfp8GemmScheme");
   const bool transposed = problem.scheme == Mxfp8GemmScheme::transposed;
-  const int tile_m = transposed ? problem.tile_tokens : kBlockM, tile_n = transposed ? mxfp8_transposed::kBlockN : kBlockN;
+  const int tile_m = transposed ? problem.tile_tokens : kBlockM, tile_n = transposed ? problem.tile_channels : kBlockN;
   const std::string reason = mxfp8_gemm_unsupported_reason(tile_m, tile_n, kBlockK, problem.stages, problem.scheme);
   require(reason.empty(), reason);
   require(mxfp8_gemm_k_reason(problem.k).empty(), mxfp8_gemm_k_reason(problem.k));

@@ -34,6 +34,7 @@ struct Mxfp8GemmProblem {
   int k = 0;                          // multiple of 128: whole stages of four MX blocks
   int stages = 4;                     // promote 3..5, dequantize 3, transposed a multiple of its consumers
   int tile_tokens = 16;               // transposed only: tokens per tile (wgmma's N), 16, 32, 64 or 128
+  int tile_channels = 64;             // transposed only: channels per tile, 64, or 128 with 128 tokens
   Mxfp8GemmScheme scheme = Mxfp8GemmScheme::promote;
   bool persistent = true;
   LaunchOrder order{};

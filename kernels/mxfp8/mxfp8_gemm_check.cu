@@ -42,6 +42,7 @@ struct Case {
   bool quick;
   tk::Mxfp8GemmScheme scheme = tk::Mxfp8GemmScheme::promote;
   int tile_tokens = 16; // the transposed scheme's tokens per tile
+  int tile_channels = 64; // and its channels (128: the 128 x 128 kernel)
 };
 
 struct Operands {
@@ -111,6 +112,7 @@ bool run_case(const Case& c, int sm_count, std::mt19937_64& rng) {
   p.order = tilesim::parse_launch_order(c.order);
   p.scheme = c.scheme;
   p.tile_tokens = c.tile_tokens;
+  p.tile_channels = c.tile_channels;
   std::vector<std::uint16_t> got(y_count);
   try {
     tk::Mxfp8GroupedGemm gemm(p, x, xs, w, ws, y, sm_count);
@@ -150,13 +152,16 @@ bool run_case(const Case& c, int sm_count, std::mt19937_64& rng) {
 }
 
 // The refusals are KernelError naming the field, before anything touches the device buffers.
-bool refuses(int k, int stages, const char* expect, tk::Mxfp8GemmScheme scheme = tk::Mxfp8GemmScheme::promote) {
+bool refuses(int k, int stages, const char* expect, tk::Mxfp8GemmScheme scheme = tk::Mxfp8GemmScheme::promote,
+             int tile_tokens = 16, int tile_channels = 64) {
   tk::Mxfp8GemmProblem p;
   p.tokens_per_expert = {128};
   p.n = 128;
   p.k = k;
   p.stages = stages;
   p.scheme = scheme;
+  p.tile_tokens = tile_tokens;
+  p.tile_channels = tile_channels;
   try {
     tk::Mxfp8GroupedGemm gemm(p, nullptr, nullptr, nullptr, nullptr, nullptr, 132);
   } catch (const tk::KernelError& e) {
@@ -284,6 +289,19 @@ int main(int argc, char** argv) {
        Scales::adversarial, true, tr, 16},
       {"transposed adversarial scales 128 tokens one CTA per tile", {130, 70}, 256, 1024, "row_major", false, 2,
        Scales::adversarial, false, tr, 128},
+      // 128 x 128 tiles: each consumer's 64 channels and half of X's tokens, one part alone at a time.
+      {"transposed 128x128 unit X 128x128x128", {128}, 128, 128, "row_major", true, 4, Scales::unit_x, true, tr, 128,
+       128},
+      {"transposed 128x128 unit W 128x128x128", {128}, 128, 128, "row_major", true, 4, Scales::unit_w, true, tr, 128,
+       128},
+      // Ragged experts, an n tail inside the second consumer's channels, 5 K blocks a tile (the three bf16
+      // copies of X and the two fragment halves rotate across tiles), more tiles than CTAs.
+      {"transposed 128x128 ragged E=5 n=232 k=640 grouped_n:4", {128, 1, 200, 0, 77}, 232, 640, "grouped_n:4", true, 3,
+       Scales::moderate, true, tr, 128, 128},
+      {"transposed 128x128 E=4 x 128 n=512 k=2048 one CTA per tile", std::vector<int>(4, 128), 512, 2048, "hilbert",
+       false, 4, Scales::moderate, false, tr, 128, 128},
+      {"transposed 128x128 adversarial scales E=2 n=256 k=1024", {130, 70}, 256, 1024, "row_major", true, 2,
+       Scales::adversarial, true, tr, 128, 128},
   };
   std::mt19937_64 rng(20);
   bool ok = conversion_every_byte();
@@ -298,6 +316,8 @@ int main(int argc, char** argv) {
   ok = refuses(1024, 6, "stages = 6") && ok;
   ok = refuses(1024, 4, "not supported by the dequantize scheme", deq) && ok;
   ok = refuses(1024, 6, "use a multiple of 4", tr) && ok;
+  ok = refuses(1024, 5, "use 2..4", tr, 128, 128) && ok;
+  ok = refuses(1024, 4, "or 128 with 128 tokens", tr, 64, 128) && ok;
   std::printf("%s\n", ok ? "PASS" : "FAIL");
   return ok ? 0 : 1;
 }

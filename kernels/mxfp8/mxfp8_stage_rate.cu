@@ -5,7 +5,7 @@
 // no dataset shape is used.
 //
 // Per variant: one tile row of tokens and a few SMs' worth of tile columns (16 CTAs of 128 x 128
-// for promote and dequantize, which run in clusters of two; 33 of tile_tokens x 64 for transposed),
+// for promote, dequantize (clusters of two) and transposed 128 x 128; 33 of tile_tokens x 64 for transposed),
 // run at two depths, 8 and 64 stages, with every operand L2-resident (W at most 17 MB at the deeper
 // one; five warm-up launches), CUDA events around each launch, median of --reps. The 56 extra
 // stages of the deeper run cost (t(K2) - t(K1)) / 56 per CTA; the launch, the first loads and the
@@ -89,6 +89,7 @@ float time_ms(const Variant& v, int k, int ctas, int sms, int reps) {
   p.stages = v.stages;
   p.scheme = v.value;
   p.tile_tokens = v.tile_m;
+  p.tile_channels = v.tile_n;
   p.order = tilesim::parse_launch_order("row_major");
   const Operand x(v.tile_m, k, 1), w(static_cast<std::size_t>(p.n), k, 2);
   void* y = nullptr;
@@ -143,13 +144,14 @@ int main(int argc, char** argv) {
       {"dequantize", S::dequantize, 128, 128, 3}, {"transposed", S::transposed, 16, 64, 12},
       {"transposed", S::transposed, 16, 64, 16}, {"transposed", S::transposed, 32, 64, 12},
       {"transposed", S::transposed, 64, 64, 10}, {"transposed", S::transposed, 128, 64, 4},
+      {"transposed", S::transposed, 128, 128, 4},
   };
   std::printf("{\n \"gpu\": \"%s\",\n \"sms\": %d,\n \"reps\": %d,\n \"clock_mhz_for_cycles\": %.0f,\n \"unit\": "
               "\"per CTA: one 128-deep K stage of the tile, operands L2-resident\",\n \"configs\": [",
               prop.name, sms, reps, kClockMhz);
   bool first = true;
   for (const Variant& v : variants) {
-    const int ctas = v.tile_n == 128 ? 16 : sms / 4;
+    const int ctas = v.tile_n == 64 ? sms / 4 : 16; // W at most 17 MB at the deeper run: L2-resident
     const int k1 = 8 * kStageK, k2 = 64 * kStageK;
     const float t1 = time_ms(v, k1, ctas, sms, reps);
     const float t2 = time_ms(v, k2, ctas, sms, reps);

@@ -70,7 +70,9 @@ template <int BlockTokens> struct TileShape {
   static_assert(BlockTokens == 16 || BlockTokens == 32 || BlockTokens == 64 || BlockTokens == 128,
                 "wgmma N of 16, 32, 64 or 128 tokens");
   static constexpr int block_tokens = BlockTokens;
+  static constexpr int channels = kBlockN;
   static constexpr int consumers = transposed_consumers(BlockTokens);
+  static constexpr int x_copies = consumers; // one bf16 copy of X per consumer
   static constexpr int threads = 128 * (consumers + 1);
   static constexpr int k_steps = kBlockK / 16;
   static constexpr int w_bytes = kBlockN * kBlockK;           // FP8
@@ -87,7 +89,7 @@ template <int BlockTokens> struct TileShape {
   }
 };
 
-// W stages, then X's FP8 stages, then each consumer's bf16 copy of X, each 1024-byte aligned (the
+// W stages, then X's FP8 stages, then the bf16 copies of X (Shape::x_copies), each 1024-byte aligned (the
 // swizzle atoms); then the barriers and the split-K buffer.
 template <class Shape> struct SharedRing {
   uint8_t* base;
@@ -101,7 +103,7 @@ template <class Shape> struct SharedRing {
     return base + stages * Shape::stage_bytes + consumer * Shape::x_bf16_bytes;
   }
   __device__ uint64_t* full(int s) const {
-    return reinterpret_cast<uint64_t*>(base + stages * Shape::stage_bytes + Shape::consumers * Shape::x_bf16_bytes) + s;
+    return reinterpret_cast<uint64_t*>(base + stages * Shape::stage_bytes + Shape::x_copies * Shape::x_bf16_bytes) + s;
   }
   __device__ uint64_t* empty(int s) const { return full(stages) + s; }
   __device__ float* reduce_buffer() const { return reinterpret_cast<float*>(empty(stages)); }
@@ -115,7 +117,7 @@ __device__ __forceinline__ void producer_loop(const Params& p, const SharedRing<
   TileIndex tile;
   while (walk.next(linear, tile)) {
     const int x_row = token_rows(p.token_offsets, tile, Shape::block_tokens).first;
-    const int w_row = tile.expert * p.n + tile.col * kBlockN; // rows past n: masked at the store
+    const int w_row = tile.expert * p.n + tile.col * Shape::channels; // rows past n: masked at the store
     for (int kb = 0; kb < p.k_blocks; ++kb) {
       const int s = cursor.stage, k0 = kb * kBlockK;
       ptx::mbarrier_wait(ring.empty(s), cursor.phase ^ 1);
@@ -127,8 +129,8 @@ __device__ __forceinline__ void producer_loop(const Params& p, const SharedRing<
   }
 }
 
-// Where a consumer thread's X units sit: unit q = t + 128 i is token row q / 8, 16-byte unit q % 8
-// (K 16 u .. 16 u + 15, MX block u / 2). A quarter warp reads one row's eight units (TMA's 128-byte
+// Where a consumer thread's X units sit: unit q = t + 128 i is token row first_row + q / 8, 16-byte
+// unit q % 8 (K 16 u .. 16 u + 15, MX block u / 2). A quarter warp reads one row's eight units (TMA's 128-byte
 // swizzle puts unit u of row r at u ^ (r % 8)): no bank conflict. The bf16 values go to K half
 // u / 4, chunks 2 (u % 4) and + 1 of the row, swizzled as TMA would.
 template <class Shape> struct XUnits {
@@ -136,11 +138,11 @@ template <class Shape> struct XUnits {
   uint32_t dst[Shape::units][2];
   int row[Shape::units];
   uint32_t block; // MX block of the units in the stage (the same for all of a thread's units)
-  __device__ explicit XUnits(int t) : block((t % 8) / 2) {
+  __device__ explicit XUnits(int t, int first_row = 0) : block((t % 8) / 2) {
     const int u = t % 8;
 #pragma unroll
     for (int i = 0; i < Shape::units; ++i) {
-      row[i] = t / 8 + 16 * i;
+      row[i] = first_row + t / 8 + 16 * i;
       const int phase = row[i] % 8;
       src[i] = row[i] * kBlockK + ((u ^ phase) << 4);
 #pragma unroll
@@ -150,8 +152,8 @@ template <class Shape> struct XUnits {
   }
 };
 
-// The scale words of one K block a thread needs: four blocks' bytes of each of its two W rows and
-// of each of its X units' rows (rows past the tensor: 0, never stored).
+// The scale words of one K block a thread needs: four blocks' bytes of each of its two W rows
+// (channels channel0 and + 8) and of each of its X units' rows (rows past the tensor: 0, never stored).
 template <class Shape> struct BlockScaleWords {
   uint32_t w[2];
   uint32_t x[Shape::units];
@@ -160,11 +162,11 @@ template <class Shape> struct BlockScaleWords {
 template <class Shape> struct ScaleRows {
   const uint32_t* w[2];
   const uint32_t* x[Shape::units];
-  __device__ ScaleRows(const Params& p, const TileIndex& tile, const TokenRows& rows, int row0,
+  __device__ ScaleRows(const Params& p, const TileIndex& tile, const TokenRows& rows, int channel0,
                        const XUnits<Shape>& units) {
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
-      const int channel = min(tile.col * kBlockN + row0 + 8 * i, p.n - 1);
+      const int channel = min(channel0 + 8 * i, p.n - 1);
       w[i] = reinterpret_cast<const uint32_t*>(p.w_scales + (static_cast<int64_t>(tile.expert) * p.n + channel) * p.scale_cols);
     }
 #pragma unroll
@@ -189,12 +191,10 @@ __device__ __forceinline__ uint32_t convert(uint32_t word, uint32_t b, const mxf
   return mxfp8_dequant::convert_pair_steps<TwoSteps>(word, b, s);
 }
 
-// X's units of the stage into its bf16 copy, W's bytes into the A fragments.
+// X's units of the stage into a bf16 copy, fenced for wgmma.
 template <class Shape, bool TwoSteps>
-__device__ __forceinline__ void convert_block(uint32_t x_stage, uint32_t x_bf16, uint32_t w_stage,
-                                              const XUnits<Shape>& units, const FragmentWords<kBlockK>& src,
-                                              const mxfp8_dequant::BlockScale (&xs)[Shape::units],
-                                              const mxfp8_dequant::BlockScale (&ws)[2][4], uint32_t (&frag)[8][4]) {
+__device__ __forceinline__ void convert_x_units(uint32_t x_stage, uint32_t x_bf16, const XUnits<Shape>& units,
+                                                const mxfp8_dequant::BlockScale (&xs)[Shape::units]) {
 #pragma unroll
   for (int i = 0; i < Shape::units; ++i) {
     const uint4 raw = ptx::ld_shared_v4(x_stage + units.src[i]);
@@ -206,17 +206,34 @@ __device__ __forceinline__ void convert_block(uint32_t x_stage, uint32_t x_bf16,
                                  convert<TwoSteps>(raw.w, 0, xs[i]), convert<TwoSteps>(raw.w, 2, xs[i])));
   }
   ptx::fence_proxy_async_shared(); // generic-proxy stores, read by wgmma (the async proxy)
+}
+
+// W's bytes of k16 steps First .. First + Steps - 1 into their A fragments (step kk lies in MX block kk / 2).
+template <int First, int Steps, bool TwoSteps>
+__device__ __forceinline__ void convert_w_steps(uint32_t w_stage, const FragmentWords<kBlockK>& src,
+                                                const mxfp8_dequant::BlockScale (&ws)[2][4], uint32_t (&frag)[Steps][4]) {
   const uint32_t row_base = w_stage + src.base;
 #pragma unroll
-  for (int kk = 0; kk < 8; ++kk) { // k16 step kk lies in MX block kk / 2
+  for (int j = 0; j < Steps; ++j) {
+    const int kk = First + j;
     const uint32_t a = row_base ^ (kk << 4);
 #pragma unroll
     for (int h = 0; h < 2; ++h)
 #pragma unroll
       for (int i = 0; i < 2; ++i)
-        frag[kk][2 * h + i] = convert<TwoSteps>(ptx::ld_shared_u32(a + 8 * h + i * FragmentWords<kBlockK>::row8_bytes),
-                                                src.byte, ws[i][kk / 2]);
+        frag[j][2 * h + i] = convert<TwoSteps>(ptx::ld_shared_u32(a + 8 * h + i * FragmentWords<kBlockK>::row8_bytes),
+                                               src.byte, ws[i][kk / 2]);
   }
+}
+
+// X's units of the stage into its bf16 copy, W's bytes into the A fragments.
+template <class Shape, bool TwoSteps>
+__device__ __forceinline__ void convert_block(uint32_t x_stage, uint32_t x_bf16, uint32_t w_stage,
+                                              const XUnits<Shape>& units, const FragmentWords<kBlockK>& src,
+                                              const mxfp8_dequant::BlockScale (&xs)[Shape::units],
+                                              const mxfp8_dequant::BlockScale (&ws)[2][4], uint32_t (&frag)[8][4]) {
+  convert_x_units<Shape, TwoSteps>(x_stage, x_bf16, units, xs);
+  convert_w_steps<0, 8, TwoSteps>(w_stage, src, ws, frag);
 }
 
 // A block's multipliers: one step for every scale byte up to kSingleMultiplyMaxScale (the common
@@ -227,18 +244,38 @@ template <bool TwoSteps> __device__ __forceinline__ mxfp8_dequant::BlockScale sc
   else return {mxfp8_dequant::single_multiplier(e), 0x3F803F80u, false};
 }
 
+// Every block's multipliers of a thread's K block: its X units' (one MX block each) and its two W rows' four.
+template <class Shape, bool TwoSteps> struct BlockScales {
+  mxfp8_dequant::BlockScale x[Shape::units], w[2][4];
+  __device__ BlockScales(const BlockScaleWords<Shape>& words, uint32_t x_block) {
+#pragma unroll
+    for (int i = 0; i < Shape::units; ++i) x[i] = scale_of<TwoSteps>(words.x[i], x_block);
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+      for (int b = 0; b < 4; ++b) w[i][b] = scale_of<TwoSteps>(words.w[i], b);
+  }
+};
+
 template <class Shape, bool TwoSteps>
 __device__ __forceinline__ void scale_and_convert(uint32_t x_stage, uint32_t x_bf16, uint32_t w_stage,
                                                   const XUnits<Shape>& units, const FragmentWords<kBlockK>& src,
                                                   const BlockScaleWords<Shape>& words, uint32_t (&frag)[8][4]) {
-  mxfp8_dequant::BlockScale xs[Shape::units], ws[2][4];
+  const BlockScales<Shape, TwoSteps> scales(words, units.block);
+  convert_block<Shape, TwoSteps>(x_stage, x_bf16, w_stage, units, src, scales.x, scales.w, frag);
+}
+
+// The largest scale byte of a thread's K block: above kSingleMultiplyMaxScale its warp takes the two-multiply path.
+template <class Shape>
+__device__ __forceinline__ uint32_t largest_scale(const BlockScaleWords<Shape>& words, const XUnits<Shape>& units) {
+  uint32_t largest = 0;
 #pragma unroll
-  for (int i = 0; i < Shape::units; ++i) xs[i] = scale_of<TwoSteps>(words.x[i], units.block);
+  for (int i = 0; i < Shape::units; ++i) largest = max(largest, (words.x[i] >> (8 * units.block)) & 0xFF);
 #pragma unroll
   for (int i = 0; i < 2; ++i)
 #pragma unroll
-    for (int b = 0; b < 4; ++b) ws[i][b] = scale_of<TwoSteps>(words.w[i], b);
-  convert_block<Shape, TwoSteps>(x_stage, x_bf16, w_stage, units, src, xs, ws, frag);
+    for (int b = 0; b < 4; ++b) largest = max(largest, (words.w[i] >> (8 * b)) & 0xFF);
+  return largest;
 }
 
 // One K block of this consumer (see the header comment).
@@ -248,13 +285,7 @@ __device__ __forceinline__ void k_block(const SharedRing<Shape>& ring, const Rin
                                         const BlockScaleWords<Shape>& words, int consumer, uint32_t x_desc_lo,
                                         uint32_t x_desc_hi, uint32_t (&frag)[8][4], float (&acc)[Shape::accumulators]) {
   const int s = cursor.stage;
-  uint32_t largest = 0;
-#pragma unroll
-  for (int i = 0; i < Shape::units; ++i) largest = max(largest, (words.x[i] >> (8 * units.block)) & 0xFF);
-#pragma unroll
-  for (int i = 0; i < 2; ++i)
-#pragma unroll
-    for (int b = 0; b < 4; ++b) largest = max(largest, (words.w[i] >> (8 * b)) & 0xFF);
+  const uint32_t largest = largest_scale(words, units);
   ptx::mbarrier_wait(ring.full(s), cursor.phase);
   const uint32_t x_stage = ptx::smem_addr(ring.x(s)), x_bf16 = ptx::smem_addr(ring.x_bf16(consumer)),
                  w_stage = ptx::smem_addr(ring.w(s));
@@ -301,7 +332,7 @@ __device__ __forceinline__ void consumer_loop(const Params& p, const SharedRing<
   while (walk.next(linear, tile)) {
     if (trace_writer) p.trace[linear].start_ns = ptx::global_timer_ns();
     const TokenRows rows = token_rows(p.token_offsets, tile, Shape::block_tokens);
-    const ScaleRows<Shape> scale_rows(p, tile, rows, row0, units);
+    const ScaleRows<Shape> scale_rows(p, tile, rows, tile.col * kBlockN + row0, units);
 #pragma unroll
     for (int i = 0; i < Shape::accumulators; ++i) acc[i] = 0.0f;
     int kb = ((consumer - blocks_before) % C + C) % C; // this consumer's first block of the tile

@@ -1,6 +1,8 @@
 // Host launcher of the MXFP8 GEMM's transposed scheme: picks the compiled instantiation for the
-// tile's token count, raises its shared memory, sizes the grid, launches.
+// tile's token and channel counts, raises its shared memory, sizes the grid, launches.
 #include "kernels/mxfp8/mxfp8_transposed_launch.h"
+
+#include "kernels/mxfp8/mxfp8_transposed_wide_kernel.cuh"
 
 #include <algorithm>
 #include <cstdint>
@@ -16,41 +18,53 @@ void check_cuda(cudaError_t err, const char* call) {
   if (err != cudaSuccess) throw KernelError(std::string(call) + " failed: " + cudaGetErrorString(err));
 }
 
-template <int T> struct Instance {
-  using Shape = TileShape<T>;
+// One compiled kernel: its tile shape and its __global__ function.
+template <class TileShapeT, void (*Kernel)(TensorMaps, Params)> struct Instance {
+  using Shape = TileShapeT;
   static void enable_shared_memory(int bytes) {
     static int enabled = 0; // raised once per instantiation, to the largest asked
     if (bytes <= enabled) return;
-    check_cuda(cudaFuncSetAttribute(mxfp8_transposed_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
+    check_cuda(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
                "cudaFuncSetAttribute(mxfp8_transposed_kernel, MaxDynamicSharedMemorySize)");
     enabled = bytes;
   }
   static int resident_per_sm(int stages) {
     enable_shared_memory(Shape::shared_bytes(stages));
     int blocks = 0;
-    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, mxfp8_transposed_kernel<T>, Shape::threads,
-                                                             Shape::shared_bytes(stages)),
+    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, Kernel, Shape::threads, Shape::shared_bytes(stages)),
                "cudaOccupancyMaxActiveBlocksPerMultiprocessor(mxfp8_transposed_kernel)");
     return blocks;
   }
   static void launch(const TensorMaps& maps, const Params& p, int grid, cudaStream_t stream) {
     enable_shared_memory(Shape::shared_bytes(p.stages));
-    mxfp8_transposed_kernel<T><<<grid, Shape::threads, Shape::shared_bytes(p.stages), stream>>>(maps, p);
+    Kernel<<<grid, Shape::threads, Shape::shared_bytes(p.stages), stream>>>(maps, p);
     check_cuda(cudaGetLastError(), "mxfp8_transposed_kernel launch");
   }
 };
 
-template <class F> auto dispatch(int tile_tokens, F&& f) {
+template <int T> using Narrow = Instance<TileShape<T>, mxfp8_transposed_kernel<T>>;
+using Wide = Instance<WideShape, mxfp8_transposed_wide_kernel>;
+
+template <class F> auto dispatch(int tile_tokens, int tile_channels, F&& f) {
+  if (tile_channels == WideShape::channels) return f(Wide{});
   switch (tile_tokens) {
-  case 16: return f(Instance<16>{});
-  case 32: return f(Instance<32>{});
-  case 64: return f(Instance<64>{});
-  default: return f(Instance<128>{});
+  case 16: return f(Narrow<16>{});
+  case 32: return f(Narrow<32>{});
+  case 64: return f(Narrow<64>{});
+  default: return f(Narrow<128>{});
   }
 }
 
-int shared_bytes(int tile_tokens, int stages) {
-  return dispatch(tile_tokens, [&](auto instance) { return decltype(instance)::Shape::shared_bytes(stages); });
+int shared_bytes(int tile_tokens, int tile_channels, int stages) {
+  return dispatch(tile_tokens, tile_channels,
+                  [&](auto instance) { return decltype(instance)::Shape::shared_bytes(stages); });
+}
+
+// Stages a CTA of this tile may run: a multiple of `step` from `step` up to what shared memory holds.
+int most_stages(int tile_tokens, int tile_channels, int step) {
+  int most = step;
+  while (shared_bytes(tile_tokens, tile_channels, most + step) <= kMaxSharedBytes) most += step;
+  return most;
 }
 
 } // namespace
@@ -59,19 +73,26 @@ std::string unsupported_reason(int tile_m, int tile_n, int tile_k, int stages) {
   if (tile_m != 16 && tile_m != 32 && tile_m != 64 && tile_m != 128)
     return "tile_m (tokens per tile) = " + std::to_string(tile_m) +
            " is not supported by the transposed scheme; use 16, 32, 64 or 128 (wgmma's N)";
-  if (tile_n != kBlockN)
-    return "tile_n = " + std::to_string(tile_n) + " is not supported by the transposed scheme; use 64 (one m64 A operand)";
+  if (tile_n != kBlockN && !(tile_n == WideShape::channels && tile_m == WideShape::block_tokens))
+    return "tile_n = " + std::to_string(tile_n) + " is not supported by the transposed scheme at tile_m " +
+           std::to_string(tile_m) + "; use 64 (one m64 A operand), or 128 with 128 tokens (two consumers of 64 channels)";
   if (tile_k != kBlockK)
     return "tile_k = " + std::to_string(tile_k) + " is not supported; use 128 (four MX blocks, one 128-byte swizzle row)";
+  if (tile_n == WideShape::channels) {
+    const int most = most_stages(tile_m, tile_n, 1);
+    if (stages < 2 || stages > most)
+      return "stages = " + std::to_string(stages) + " is not supported for 128 x 128 tiles; use 2.." +
+             std::to_string(most) + " (shared memory holds at most that many beside three bf16 copies of X)";
+    return {};
+  }
   // Stage s always serves consumer s % consumers, so that a stage's phases are one consumer's blocks in order.
   const int consumers = transposed_consumers(tile_m);
   if (stages % consumers != 0)
     return "stages = " + std::to_string(stages) + " is not supported for " + std::to_string(tile_m) +
            "-token tiles; use a multiple of " + std::to_string(consumers) +
            " (that many consumers split K, one stage each in turn)";
-  int most = consumers;
-  while (shared_bytes(tile_m, most + consumers) <= kMaxSharedBytes) most += consumers;
-  if (stages < consumers || shared_bytes(tile_m, stages) > kMaxSharedBytes)
+  const int most = most_stages(tile_m, tile_n, consumers);
+  if (stages < consumers || shared_bytes(tile_m, tile_n, stages) > kMaxSharedBytes)
     return "stages = " + std::to_string(stages) + " is not supported for " + std::to_string(tile_m) +
            "-token tiles; use " + std::to_string(consumers) + ".." + std::to_string(most) +
            " (shared memory holds at most that many)";
@@ -82,7 +103,8 @@ Launch make_launch(const Mxfp8GemmProblem& problem, const ExpertTiles& space, co
                    const void* x, const void* x_scales, const void* w, const void* w_scales, void* y, int sm_count) {
   Launch l;
   l.tile_tokens = problem.tile_tokens;
-  const int resident = dispatch(problem.tile_tokens,
+  l.tile_channels = problem.tile_channels;
+  const int resident = dispatch(problem.tile_tokens, problem.tile_channels,
                                 [&](auto instance) { return decltype(instance)::resident_per_sm(problem.stages); });
   if (resident < 1)
     throw KernelError("Mxfp8GemmProblem: no CTA with " + std::to_string(problem.stages) +
@@ -91,8 +113,8 @@ Launch make_launch(const Mxfp8GemmProblem& problem, const ExpertTiles& space, co
   if (space.total_tokens > 0) {
     l.maps.x = make_byte_tensor_map_2d(x, static_cast<uint64_t>(space.total_tokens), problem.k, problem.tile_tokens,
                                        kBlockK);
-    l.maps.w = make_byte_tensor_map_2d(w, static_cast<uint64_t>(problem.experts) * problem.n, problem.k, kBlockN,
-                                       kBlockK);
+    l.maps.w = make_byte_tensor_map_2d(w, static_cast<uint64_t>(problem.experts) * problem.n, problem.k,
+                                       problem.tile_channels, kBlockK);
   }
   Params& p = l.params;
   p.order = problem.order;
@@ -113,7 +135,8 @@ Launch make_launch(const Mxfp8GemmProblem& problem, const ExpertTiles& space, co
 void run(const Launch& launch, cudaStream_t stream, TileTrace* trace) {
   Params p = launch.params;
   p.trace = trace;
-  dispatch(launch.tile_tokens, [&](auto instance) { decltype(instance)::launch(launch.maps, p, launch.grid, stream); });
+  dispatch(launch.tile_tokens, launch.tile_channels,
+           [&](auto instance) { decltype(instance)::launch(launch.maps, p, launch.grid, stream); });
 }
 
 } // namespace tilesim::kernels::mxfp8_transposed

@@ -19,10 +19,11 @@ struct Launch {
   TensorMaps maps{};
   Params params{};
   int tile_tokens = 16;
+  int tile_channels = 64;
   int grid = 0;
 };
 
-// `space` from expert_tiles(tokens, tile_tokens, n, kBlockN); `device_offsets` its offsets on the device.
+// `space` from expert_tiles(tokens, tile_tokens, n, tile_channels); `device_offsets` its offsets on the device.
 Launch make_launch(const Mxfp8GemmProblem& problem, const ExpertTiles& space, const int* device_offsets,
                    const void* x, const void* x_scales, const void* w, const void* w_scales, void* y, int sm_count);
 

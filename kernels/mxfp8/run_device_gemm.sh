@@ -33,7 +33,7 @@ export LD_LIBRARY_PATH="/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64
   timeout 150 "$bin/mxfp8_gemm_check"
   echo "== SASS instruction counts and resources"
   if command -v cuobjdump > /dev/null; then
-    cuobjdump -sass "$bin/mxfp8_gemm_check" | awk '/Function :/ {name=$3; scheme=(name ~ /transposed_kernelILi/ ? "transposed_t" substr(name, index(name, "ILi") + 3, 3) : name ~ /Dequantize/ ? "dequantize" : "promote")} /^ +\/\*[0-9a-f]+\*\// {split($2, op, "."); if (name ~ /mxfp8_(gemm|transposed)/) count[scheme " " op[1]]++} END {for (o in count) print count[o], o}' |
+    cuobjdump -sass "$bin/mxfp8_gemm_check" | awk '/Function :/ {name=$3; scheme=(name ~ /transposed_wide/ ? "transposed_t128n128" : name ~ /transposed_kernelILi/ ? "transposed_t" substr(name, index(name, "ILi") + 3, 3) : name ~ /Dequantize/ ? "dequantize" : "promote")} /^ +\/\*[0-9a-f]+\*\// {split($2, op, "."); if (name ~ /mxfp8_(gemm|transposed)/) count[scheme " " op[1]]++} END {for (o in count) print count[o], o}' |
       sort -k2,2 -k1,1rn | tee "$out/sass_gemm.txt"
     cuobjdump --dump-resource-usage "$bin/mxfp8_gemm_check" | grep -A1 'mxfp8_gemm\|mxfp8_transposed' | tee -a "$out/sass_gemm.txt"
   else

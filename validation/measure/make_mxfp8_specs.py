@@ -11,7 +11,7 @@ shapes (dense 8192^3; E=8 x 2048 and 64 x 512 at N 2048-4096; memory-bound E=128
 K 7168), dense 4096^3, a Zipf-routed batch and a short-K one, several orders, ring depths and both
 grid modes; the same shapes again in the dequantize scheme (3 stages, the only depth its shared memory
 allows), so that the model's pick of scheme per shape can be scored; and the transposed scheme (tile.m
-tokens x 64 channels x 128, no clusters) on the memory-bound and a few other shapes, two more
+tokens x 64 channels x 128, or 128 x 128 x 128; no clusters) on the memory-bound and a few other shapes, two more
 decode-like ones (one expert x 16 tokens, N = K = 8192; 8 experts x 64 tokens) among them. Which ones are held back follows the README's split rule (FNV-1a of the id), not this list.
 """
 import json
@@ -37,13 +37,14 @@ CONFIGS += [quantiser(r, c, axis, "round_up", "e5m2") for r, c in ((16384, 7168)
 
 
 
-def gemm(name, experts, n, k, order, persistent=True, stages=4, scheme="promote", tile_m=128):
+def gemm(name, experts, n, k, order, persistent=True, stages=4, scheme="promote", tile_m=128, tile_n=64):
     transposed = scheme == "transposed"
-    # transposed: a producer warpgroup and 4 consumers at 16 or 32 tokens per tile, 2 at 64 or 128.
+    # transposed: a producer warpgroup and 4 consumers at 16 or 32 tokens per tile, 2 at 64 or 128 (also on
+    # 128 x 128 tiles: tile_n 128).
     warps = 4 * (1 + (4 if tile_m <= 32 else 2)) if transposed else 12
     spec = {"name": name, "command": COMMAND, "kind": "grouped_gemm", "dtype": "mxfp8", "n": n, "k": k,
             "layout": {"a": "row", "b": "col"},
-            "tile": {"m": tile_m, "n": 64 if transposed else 128, "k": 128}, "stages": stages,
+            "tile": {"m": tile_m, "n": tile_n if transposed else 128, "k": 128}, "stages": stages,
             "warps": warps, "load": "tma", "persistent": persistent, "cluster": 1 if transposed else 2,
             "order": order, "block_scale": {"scheme": scheme, "block": 32, "element": "e4m3"}}
     if isinstance(experts, dict):
@@ -52,7 +53,7 @@ def gemm(name, experts, n, k, order, persistent=True, stages=4, scheme="promote"
         spec["experts"] = experts
     mode = "p" if persistent else "g"
     suffix = {"promote": "", "dequantize": "_deq", "transposed": "_tr"}[scheme]
-    tile = f"_t{tile_m}" if transposed else ""
+    tile = (f"_t{tile_m}" + (f"n{tile_n}" if tile_n != 64 else "")) if transposed else ""
     return f"g_{name}{tile}_s{stages}_{mode}_{order.replace(':', '')}{suffix}", spec
 
 
@@ -108,6 +109,15 @@ CONFIGS += [gemm(*args, **options, scheme="transposed") for args, options in [
     (("zipf64", ZIPF, 2048, 7168, "grouped_m:8"), {"tile_m": 128, "stages": 4}),
     (("e64x512", [512] * 64, 2048, 7168, "grouped_m:4"), {"tile_m": 128, "stages": 4}),
     (("dense4096", [4096], 4096, 4096, "grouped_m:8"), {"tile_m": 128, "stages": 4}),
+    # 128 x 128 tiles (kernels/mxfp8/mxfp8_transposed_wide_kernel.cuh).
+    (("e128x128", [128] * 128, 2048, 7168, "row_major"), {"tile_m": 128, "tile_n": 128, "stages": 4}),
+    (("e128x128", [128] * 128, 2048, 7168, "grouped_m:4"), {"tile_m": 128, "tile_n": 128, "stages": 4}),
+    (("e128x128", [128] * 128, 2048, 7168, "row_major"), {"tile_m": 128, "tile_n": 128, "stages": 3}),
+    (("e128x128", [128] * 128, 2048, 7168, "serpentine"), {"tile_m": 128, "tile_n": 128, "stages": 4,
+                                                          "persistent": False}),
+    (("zipf64", ZIPF, 2048, 7168, "grouped_m:8"), {"tile_m": 128, "tile_n": 128, "stages": 4}),
+    (("e64x512", [512] * 64, 2048, 7168, "grouped_m:4"), {"tile_m": 128, "tile_n": 128, "stages": 4}),
+    (("dense4096", [4096], 4096, 4096, "grouped_m:8"), {"tile_m": 128, "tile_n": 128, "stages": 4}),
 ]]
 
 if __name__ == "__main__":

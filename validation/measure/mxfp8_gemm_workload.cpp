@@ -36,7 +36,7 @@ kernels::Mxfp8GemmScheme scheme_of(const KernelSpec& s) {
 }
 
 // The transposed scheme's warps: a producer warpgroup and four consumers at 16 or 32 tokens per
-// tile, two at 64 or 128 (kernels/mxfp8/mxfp8_transposed_kernel.cuh).
+// tile, two at 64 or 128 (kernels/mxfp8/mxfp8_transposed_kernel.cuh; 128 x 128 tiles: two too).
 int transposed_warps(int tile_m) { return 4 * (1 + (tile_m <= 32 ? 4 : 2)); }
 
 void check_spec(const KernelSpec& s) {
@@ -111,6 +111,7 @@ public:
       p.order = spec.order;
       p.scheme = scheme_of(spec);
       p.tile_tokens = spec.tile.m;
+      if (p.scheme == kernels::Mxfp8GemmScheme::transposed) p.tile_channels = spec.tile.n;
       gemm_ = std::make_unique<kernels::Mxfp8GroupedGemm>(p, x_.get(), x_scales_.get(), w_.get(), w_scales_.get(),
                                                            y_.get(), sms);
     } catch (const kernels::KernelError& e) {
