@@ -2,36 +2,47 @@
 """Vector add: our element-wise kernel against the brief's Triton kernel, torch and the device copy.
 
 For every size, on the same random fp32 tensors, one run of each in turn (interleaved, `--reps`
-rounds; the H100's clock drifts with temperature, so blocks of runs would favour whichever ran
-first), each after an L2 flush (a read of twice the L2), so every run starts cold as
-tilesim-measure's do:
+rounds, the order reversed every other round; the H100's clock drifts with temperature, so blocks
+of runs would favour whichever ran first), each after an L2 flush (a read of twice the L2), so every
+run starts cold as tilesim-measure's do. `--placements P` repeats that on P fresh allocations of
+the tensors (the earlier ones kept, so each lands elsewhere in device memory): where the arrays
+lie moves a 1M add by a point or two, for every kernel alike but not by the same amount.
   ours (kernels/elementwise through --lib, ctypes), the configurations --ours names, each
-  block_vector_unroll_form (CATALOGUE below), e.g.:
+  b<block>v<vector>u<unroll>_<grid|persistent>[_<hint>], e.g.:
     b256v4u1_grid:   256 threads x 1 vector of 4 fp32 (the spec's default), one CTA per 1024 elements
     b128v4u2_grid:   128 threads x 2 vectors of 4: Triton's own split (BLOCK_SIZE 1024 over 4 warps)
     b256v4u4_grid:   256 threads x 4 vectors of 4: 4096 elements per CTA, a quarter of the CTAs
     b256v4u1_persistent: the grid-stride form
+    hints (grid form, 16-byte vectors only; MemoryHint in elementwise.h): _l1na loads with
+    .L1::no_allocate, _l2ef loads and stores with an L2::evict_first policy, _stcs st.global.cs stores
   triton:          the Triton tutorial's add_kernel (BLOCK_SIZE 1024, its defaults)
   torch:           torch.add(x, y, out=out)
   copy:            out.copy_(x), a device-to-device cudaMemcpy: the device copy rate
-Durations are the kernels' (and the copy's) own, as CUPTI's activity records time them (through
-torch.profiler), without host launch overhead; medians. Rates count every byte read and written
-(3 n x 4 for add, 2 n x 4 for the copy). Every configuration of ours is first checked bit for bit
-against torch's x + y on a NaN-poisoned output. Up to --trace-max elements, one traced run of each
-configuration of ours (after a flush, outside the timed rounds) records per CTA when it started,
-when its first loads had returned and when it ended (%globaltimer, 32 ns ticks): the record keeps
-their summary, and every CTA's at --trace-keep elements. --asm-dir: Triton's PTX and SASS for the
-kernel it ran, and the SASS of ours (cuobjdump), for reading side by side. Writes --out (JSON).
+(--baselines picks which of the last three run; Triton always does.) Durations are the kernels'
+(and the copy's) own, as CUPTI's activity records time them (through torch.profiler), without
+host launch overhead; medians over every round of every placement. Rates count every byte read and
+written (3 n x 4 for add, 2 n x 4 for the copy). "Triton / ours" is Triton's median time over ours;
+its 95% interval is a two-level bootstrap (placements, then rounds within each, resampled with
+replacement; Triton's and ours' times of one round stay paired; fixed seed), and so is the
+interval of ours against --reference (the default configuration). Every configuration of ours is
+first checked bit for bit against torch's x + y on a NaN-poisoned output, on every placement. Up
+to --trace-max elements, one traced run of each configuration of ours without a hint (after a
+flush, outside the timed rounds) records per CTA when it started, when its first loads had
+returned and when it ended (%globaltimer, 32 ns ticks): the record keeps their summary, and every
+CTA's at --trace-keep elements. --asm-dir: Triton's PTX and SASS for the kernel it ran, and the
+SASS of ours (cuobjdump), for reading side by side. Writes --out (JSON).
 """
 import argparse
 import ctypes
 import datetime
 import json
 import os
+import re
 import statistics
 import subprocess
 import tempfile
 
+import numpy as np
 import torch
 import triton
 import triton.language as tl
@@ -57,20 +68,21 @@ class Ours:
     def __init__(self, path):
         self.lib = ctypes.CDLL(path)
         self.lib.tilesim_elementwise_run.argtypes = [ctypes.c_int] * 2 + [ctypes.c_void_p] * 3 + [
-            ctypes.c_longlong] + [ctypes.c_int] * 5 + [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+            ctypes.c_longlong] + [ctypes.c_int] * 6 + [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
         self.lib.tilesim_elementwise_trace.argtypes = [ctypes.c_int] * 2 + [ctypes.c_void_p] * 3 + [
             ctypes.c_longlong] + [ctypes.c_int] * 5 + [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
                                                        ctypes.c_char_p, ctypes.c_int]
         self.err = ctypes.create_string_buffer(1024)
         self.sms = torch.cuda.get_device_properties(0).multi_processor_count
 
-    def add(self, x, y, out, block, vector, unroll, persistent):
+    def add(self, x, y, out, block, vector, unroll, persistent, hint):
         stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
         if self.lib.tilesim_elementwise_run(0, 0, x.data_ptr(), y.data_ptr(), out.data_ptr(), out.numel(), block,
-                                            vector, unroll, int(persistent), self.sms, stream, self.err, 1024):
+                                            vector, unroll, int(persistent), HINTS[hint], self.sms, stream,
+                                            self.err, 1024):
             raise RuntimeError(self.err.value.decode())
 
-    def trace(self, x, y, out, block, vector, unroll, persistent):
+    def trace(self, x, y, out, block, vector, unroll, persistent, hint):
         """One traced run: per CTA [sm, start, first data, end] in ns, times from the first start."""
         max_ctas = (out.numel() + block * vector * unroll - 1) // (block * vector * unroll)
         records = torch.zeros(max_ctas * 4, dtype=torch.int64, device="cuda")  # CtaTrace: 32 bytes
@@ -86,11 +98,18 @@ class Ours:
         return [[c[3] & 0xFFFFFFFF, c[0] - t0, c[1] - t0, c[2] - t0] for c in r]
 
 
-# (block, vector, unroll, persistent) of each configuration of ours that --ours can name.
-CATALOGUE = {f"b{block}v4u{unroll}_grid": (block, 4, unroll, False)
-             for block, unroll in ((256, 1), (128, 2), (256, 2), (256, 4), (128, 4), (1024, 1))}
-CATALOGUE["b256v4u1_persistent"] = (256, 4, 1, True)
-OURS = {}  # the configurations timed (main() fills it from --ours)
+# MemoryHint's values in elementwise.h, by the suffix that names them.
+HINTS = {"": 0, "l1na": 1, "l2ef": 2, "stcs": 3}
+CONFIG_NAME = re.compile(r"b(\d+)v(\d+)u(\d+)_(grid|persistent)(?:_(l1na|l2ef|stcs))?")
+OURS = {}  # name -> (block, vector, unroll, persistent, hint) of each configuration timed (main() fills it)
+
+
+def parse_config(name):
+    m = CONFIG_NAME.fullmatch(name)
+    if m is None:
+        raise ValueError(f"--ours: {name!r} is not b<block>v<vector>u<unroll>_<grid|persistent>[_l1na|_l2ef|_stcs], "
+                         "e.g. b256v4u1_grid")
+    return int(m[1]), int(m[2]), int(m[3]), m[4] == "persistent", m[5] or ""
 
 
 def percentile(values, q):
@@ -119,12 +138,10 @@ def classify(name):
     return None  # the flush's reduction and anything else
 
 
-def time_size(ours, n, reps, flush, trace_max, trace_keep):
-    x = torch.rand(n, device="cuda") - 0.5
-    y = torch.rand(n, device="cuda") - 0.5
-    out = torch.full((n,), float("nan"), device="cuda")
-    # Every configuration of ours against torch, bit for bit (one fp32 add per element), traced too;
-    # one that differs is recorded as failed and not timed.
+def check_and_trace(ours, x, y, out, flush, traced, keep):
+    """Every configuration of ours against torch, bit for bit (one fp32 add per element), on a
+    NaN-poisoned output, and traced when `traced` (configurations without a hint): returns
+    ({name: why} of those that failed, {name: trace record})."""
     failed, traces = {}, {}
     for name, config in OURS.items():
         out.fill_(float("nan"))
@@ -132,7 +149,7 @@ def time_size(ours, n, reps, flush, trace_max, trace_keep):
         if not torch.equal(out, x + y):
             failed[name] = "differs from x + y"
             continue
-        if n <= trace_max:
+        if traced and config[4] == "":
             out.fill_(float("nan"))
             flush()
             cta = ours.trace(x, y, out, *config)
@@ -140,60 +157,107 @@ def time_size(ours, n, reps, flush, trace_max, trace_keep):
                 failed[name] = "traced run differs from x + y"
                 continue
             traces[name] = {"summary_ns": trace_summary(cta)}
-            if n == trace_keep:
+            if keep:
                 traces[name]["cta_sm_start_firstdata_end_ns"] = cta
-    active = {name: config for name, config in OURS.items() if name not in failed}
-    calls = [(f"ours_{name}", (lambda c: lambda: ours.add(x, y, out, *c))(config)) for name, config in active.items()]
-    calls += [("triton", lambda: triton_add(x, y, out)),
-             ("torch", lambda: torch.add(x, y, out=out)),
-             ("copy", lambda: out.copy_(x))]
-    for _, fn in calls:  # warm-up: Triton compiles on its first call
-        fn()
-    torch.cuda.synchronize()
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        for _ in range(reps):
-            for _, fn in calls:
-                flush()
-                fn()
-        torch.cuda.synchronize()
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "trace.json")
-        prof.export_chrome_trace(path)
-        events = json.load(open(path))["traceEvents"]
+    return failed, traces
+
+
+def kernel_times(events, sequence):
+    """The device duration of each call in `sequence` (launch order) from the profiler's events: the
+    flush's kernels separate the calls; a call's kernels are summed (torch splits an add of over 2^31
+    bytes in two)."""
     device = sorted((e for e in events if e.get("cat") in ("kernel", "gpu_memcpy")), key=lambda e: e["ts"])
-    # Each call's kernels in launch order (torch splits an add of over 2^31 bytes into two kernels:
-    # a call's duration is the sum of its kernels'); ours are told apart by their launch order.
-    times = {name: [] for name, _ in calls}
-    ours_names = [f"ours_{name}" for name in active]
-    ours_seen = 0
-    previous = None
+    slots, after_flush = [], True
     for e in device:
         kind = classify(e["name"])
-        if kind == "ours":
-            kind = ours_names[ours_seen % len(ours_names)]
-            ours_seen += 1
         if kind is None:
-            previous = None
-            continue
-        if kind == previous and kind == "torch":
-            times[kind][-1] += e["dur"]
+            after_flush = True
+        elif after_flush:
+            slots.append([kind, e["dur"]])
+            after_flush = False
         else:
-            times[kind].append(e["dur"])
-        previous = kind
-    for name, t in times.items():
-        if len(t) != reps:
-            names = sorted({e["name"][:80] for e in device})
-            raise RuntimeError(f"n={n}: {len(t)} timed {name} runs in the trace, expected {reps}; names: {names}")
-    del x, y, out
+            slots[-1][1] += e["dur"]
+    expected = ["ours" if name.startswith("ours_") else name for name in sequence]
+    if [k for k, _ in slots] != expected:
+        names = sorted({e["name"][:80] for e in device})
+        raise RuntimeError(f"{len(slots)} timed calls in the trace, expected {len(sequence)} in launch order; "
+                           f"kernel names: {names}")
+    return [d for _, d in slots]
+
+
+def bootstrap_ratio(num, den, resamples=2000, seed=18):
+    """95% interval of median(num) / median(den) over (placements x rounds) arrays whose rounds are
+    paired: placements resampled with replacement, then rounds within each."""
+    num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
+    p, r = num.shape
+    rng = np.random.default_rng(seed)
+    pick_p = rng.integers(0, p, size=(resamples, p, 1))
+    pick_r = rng.integers(0, r, size=(resamples, p, r))
+    ratios = (np.median(num[pick_p, pick_r].reshape(resamples, -1), axis=1) /
+              np.median(den[pick_p, pick_r].reshape(resamples, -1), axis=1))
+    return [float(np.percentile(ratios, 2.5)), float(np.percentile(ratios, 97.5))]
+
+
+def time_size(ours, n, reps, placements, flush, trace_max, trace_keep, baselines, reference):
+    baseline_calls = {"triton": lambda x, y, out: triton_add(x, y, out),
+                      "torch": lambda x, y, out: torch.add(x, y, out=out),
+                      "copy": lambda x, y, out: out.copy_(x)}
+    held, failed, traces = [], {}, {}
+    per_placement = []  # per placement: {call name: [duration per round]}
+    for placement in range(placements):
+        x = torch.rand(n, device="cuda") - 0.5
+        y = torch.rand(n, device="cuda") - 0.5
+        out = torch.full((n,), float("nan"), device="cuda")
+        held.append((x, y, out))  # kept, so that the next placement's tensors land elsewhere
+        bad, traced = check_and_trace(ours, x, y, out, flush, placement == 0 and n <= trace_max, n == trace_keep)
+        failed.update({name: f"placement {placement}: {why}" for name, why in bad.items()})
+        traces.update(traced)
+        calls = [(f"ours_{name}", (lambda c: lambda: ours.add(x, y, out, *c))(config))
+                 for name, config in OURS.items() if name not in failed]
+        calls += [(name, (lambda f: lambda: f(x, y, out))(baseline_calls[name])) for name in baselines]
+        for _, fn in calls:  # warm-up: Triton compiles on its first call
+            fn()
+        torch.cuda.synchronize()
+        sequence = []
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            for r in range(reps):
+                for name, fn in (calls if r % 2 == 0 else calls[::-1]):
+                    flush()
+                    fn()
+                    sequence.append(name)
+            torch.cuda.synchronize()
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "trace.json")
+            prof.export_chrome_trace(path)
+            durations = kernel_times(json.load(open(path))["traceEvents"], sequence)
+        times = {name: [] for name, _ in calls}
+        for name, d in zip(sequence, durations):
+            times[name].append(d)
+        per_placement.append(times)
+    del held
     torch.cuda.empty_cache()
-    med = {name: statistics.median(t) for name, t in times.items()}
+    names = [name for name in per_placement[-1] if all(name in t for t in per_placement)]
+    grid = {name: [t[name] for t in per_placement] for name in names}  # placements x rounds
+    med = {name: statistics.median(sum(g, [])) for name, g in grid.items()}
     add_bytes, copy_bytes = 3 * n * 4, 2 * n * 4
-    row = {"elements": n, "bytes_per_array": n * 4, "median_us": med, "all_us": times,
+    row = {"elements": n, "bytes_per_array": n * 4, "placements": placements, "rounds_per_placement": reps,
+           "median_us": med, "all_us": {name: sum(g, []) for name, g in grid.items()},
            "rate_gb_s": {name: (copy_bytes if name == "copy" else add_bytes) / (med[name] * 1e3) for name in med}}
-    for name in ours_names + ["triton", "torch"]:
-        row[f"{name}_over_copy_rate"] = row["rate_gb_s"][name] / row["rate_gb_s"]["copy"]
+    ours_names = [name for name in names if name.startswith("ours_")]
+    for name in ours_names + [b for b in ("triton", "torch") if b in med]:
+        if "copy" in med:
+            row[f"{name}_over_copy_rate"] = row["rate_gb_s"][name] / row["rate_gb_s"]["copy"]
+    ref = f"ours_{reference}"
     for name in ours_names:
         row[f"{name}_speedup_over_triton"] = med["triton"] / med[name]
+        row[f"{name}_speedup_over_triton_ci95"] = bootstrap_ratio(grid["triton"], grid[name])
+        row[f"{name}_speedup_over_triton_by_placement"] = [
+            statistics.median(t) / statistics.median(o) for t, o in zip(grid["triton"], grid[name])]
+        paired = sorted(t / o for t, o in zip(sum(grid["triton"], []), sum(grid[name], [])))
+        row[f"{name}_paired_ratio_quartiles"] = [percentile(paired, q) for q in (0.25, 0.5, 0.75)]
+        if ref in grid and name != ref:
+            row[f"{name}_speedup_over_{reference}"] = med[ref] / med[name]
+            row[f"{name}_speedup_over_{reference}_ci95"] = bootstrap_ratio(grid[ref], grid[name])
     if traces:
         row["traces"] = traces
     if failed:
@@ -210,6 +274,10 @@ def dump_asm(asm_dir, lib_path, n):
     compiled = add_kernel[(triton.cdiv(n, 1024),)](x, x, x, n, BLOCK_SIZE=1024)
     with open(os.path.join(asm_dir, "triton_add_kernel.ptx"), "w") as f:
         f.write(compiled.asm["ptx"])
+    meta = compiled.metadata
+    print(f"triton add_kernel at n={n}: BLOCK_SIZE 1024, grid {triton.cdiv(n, 1024)}, "
+          + ", ".join(f"{k} {getattr(meta, k, '?')}" for k in ("num_warps", "num_stages", "num_ctas", "shared")),
+          flush=True)
     tools = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
     cuobjdump = shutil.which("cuobjdump") or next(iter(glob.glob(os.path.join(tools, "cuobjdump"))), None)
     with tempfile.TemporaryDirectory() as tmp:
@@ -244,12 +312,21 @@ def main():
     parser.add_argument("--trace-keep", type=int, default=1 << 20, help="keep every CTA's record at this size")
     parser.add_argument("--asm-dir", help="write Triton's PTX/SASS and ours' SASS here")
     parser.add_argument("--ours", default="b256v4u1_grid,b128v4u2_grid",
-                        help="configurations of ours to time, comma-separated: " + ", ".join(CATALOGUE))
+                        help="configurations of ours to time, comma-separated: b<block>v<vector>u<unroll>_"
+                             "<grid|persistent>[_l1na|_l2ef|_stcs]")
+    parser.add_argument("--reference", default="b256v4u1_grid",
+                        help="the configuration of ours the others are also compared with (when timed)")
+    parser.add_argument("--baselines", default="triton,torch,copy", help="which of triton, torch, copy to time "
+                                                                         "(triton always)")
+    parser.add_argument("--placements", type=int, default=1,
+                        help="fresh allocations of the tensors per size, up to 2^26 elements (one above)")
     args = parser.parse_args()
     for name in args.ours.split(","):
-        if name not in CATALOGUE:
-            parser.error(f"--ours: unknown configuration {name!r}; known: {', '.join(CATALOGUE)}")
-        OURS[name] = CATALOGUE[name]
+        try:
+            OURS[name] = parse_config(name)
+        except ValueError as e:
+            parser.error(str(e))
+    baselines = ["triton"] + [b for b in args.baselines.split(",") if b in ("torch", "copy")]
     ours = Ours(args.lib)
     if args.asm_dir:
         try:
@@ -261,29 +338,42 @@ def main():
     rows = []
     for n in (int(s) for s in args.sizes.split(",")):
         reps = args.reps if n < (1 << 28) else max(5, args.reps // 2)
-        rows.append(time_size(ours, n, reps, lambda: scratch.sum(), args.trace_max, args.trace_keep))
+        placements = args.placements if n <= (1 << 26) else 1
+        rows.append(time_size(ours, n, reps, placements, lambda: scratch.sum(), args.trace_max, args.trace_keep,
+                              baselines, args.reference))
         r = rows[-1]
-        timed = [name for name in OURS if f"ours_{name}" in r["median_us"]]
-        ours_us = " / ".join(f"{r['median_us']['ours_' + name]:.2f}" for name in timed)
-        print(f"n={n:>11}: ours {ours_us} us, triton {r['median_us']['triton']:.2f}, torch "
-              f"{r['median_us']['torch']:.2f}, copy {r['median_us']['copy']:.2f}; over triton "
-              + " ".join(f"{name} x{r[f'ours_{name}_speedup_over_triton']:.3f}" for name in timed)
+        print(f"n={n:>11}: triton {r['median_us']['triton']:.3f} us"
+              + "".join(f", {b} {r['median_us'][b]:.3f}" for b in baselines[1:])
               + (f"; FAILED {r['failed']}" if "failed" in r else ""), flush=True)
+        for name in OURS:
+            key = f"ours_{name}"
+            if key not in r["median_us"]:
+                continue
+            lo, hi = r[f"{key}_speedup_over_triton_ci95"]
+            vs_ref = (f", over {args.reference} {r[f'{key}_speedup_over_{args.reference}']:.4f} "
+                      f"[{r[f'{key}_speedup_over_{args.reference}_ci95'][0]:.4f}, "
+                      f"{r[f'{key}_speedup_over_{args.reference}_ci95'][1]:.4f}]"
+                      if f"{key}_speedup_over_{args.reference}" in r else "")
+            print(f"    {name:<24} {r['median_us'][key]:9.3f} us  triton/ours {r[f'{key}_speedup_over_triton']:.4f} "
+                  f"[{lo:.4f}, {hi:.4f}]{vs_ref}", flush=True)
         for name, t in r.get("traces", {}).items():
             print(f"    trace {name}: {t['summary_ns']}", flush=True)
     smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
                          capture_output=True, text=True).stdout.strip()
     record = {"what": "vector add (fp32): ours (configurations in 'ours'), Triton tutorial kernel, torch.add, "
                       "device-to-device copy; "
-                      "CUPTI kernel durations via torch.profiler, L2 flushed before every run, interleaved",
+                      "CUPTI kernel durations via torch.profiler, L2 flushed before every run, interleaved, the "
+                      "order reversed every other round, on fresh allocations per placement; ratios' 95% intervals "
+                      "by a two-level bootstrap (placements, rounds)",
               "command": "python3 kernels/elementwise/bench_baselines.py --lib " + args.lib + " --out " + args.out +
                          f" --reps {args.reps} --sizes {args.sizes} --trace-max {args.trace_max}"
-                         f" --trace-keep {args.trace_keep} --ours {args.ours}"
+                         f" --trace-keep {args.trace_keep} --ours {args.ours} --reference {args.reference}"
+                         f" --baselines {args.baselines} --placements {args.placements}"
                          + (f" --asm-dir {args.asm_dir}" if args.asm_dir else ""),
               "gpu": torch.cuda.get_device_name(0), "nvidia_smi": smi, "torch": torch.__version__,
               "triton": triton.__version__, "cuda": torch.version.cuda,
               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-              "ours": {name: dict(zip(("block", "vector", "unroll", "persistent"), c)) for name, c in OURS.items()},
+              "ours": {name: dict(zip(("block", "vector", "unroll", "persistent", "hint"), c)) for name, c in OURS.items()},
               "sizes": rows}
     with open(args.out, "w") as f:
         json.dump(record, f, indent=1)

@@ -8,6 +8,7 @@
 #   kernels/elementwise/run_device.sh fused BIN_DIR OUT_DIR [ROUNDS] [SHAPES]
 #   kernels/elementwise/run_device.sh microbench BIN_DIR OUT_DIR
 #   kernels/elementwise/run_device.sh bench BIN_DIR OUT_DIR [OURS] [SIZES] [FILTER]
+#   kernels/elementwise/run_device.sh sweep BIN_DIR OUT_DIR [FILTER] [SWEEP_OURS] [RANGE_OURS] [SWEEP_SIZES]
 #
 # BIN_DIR holds tilesim-measure, elementwise_check, grouped_gemm_check and
 # libtilesim_elementwise_capi.so. `checks` writes OUT_DIR/checks.log and bench_elementwise.json;
@@ -24,11 +25,18 @@
 # benchmark's own) at SIZES with per-CTA traces at 1M elements and the Triton/ours listings
 # (OUT_DIR/asm/), and tilesim-measure on the element-wise dataset specs whose ids FILTER finds
 # (default: none), written by make_elementwise_specs.py, into measured.tgz; log in OUT_DIR/bench.log.
+# `sweep` (issue 18's launch sweep at 1M): compute-sanitizer memcheck on the cache-hint kernels
+# (elementwise_check --hints), the vector add at SWEEP_SIZES (default 0.5M-2M) with the
+# configurations SWEEP_OURS names (default: blocks 128-1024 x 1, 2, 4 vectors and the hints on two
+# of them) against Triton (8 placements x 50 rounds, per-CTA traces up to 1M, the Triton/ours
+# listings), RANGE_OURS against Triton, torch and the copy from 4 KB to 4 GB (4 placements x 30
+# rounds), then tilesim-measure on the dataset specs FILTER finds (default none); writes sweep.log,
+# bench_sweep.json, bench_range.json, asm/ and measured.tgz.
 # Each mode fits in one device call (at most 10 minutes).
 set -u -o pipefail
-mode="${1:?usage: run_device.sh checks|dataset|fused|microbench|bench BIN_DIR OUT_DIR [...] (see the header)}"
+mode="${1:?usage: run_device.sh checks|dataset|fused|microbench|bench|sweep BIN_DIR OUT_DIR [...] (see the header)}"
 bin="$(cd "$2" && pwd)"
-out="${3:?usage: run_device.sh checks|dataset|fused|microbench|bench BIN_DIR OUT_DIR [...] (see the header)}"
+out="${3:?usage: run_device.sh checks|dataset|fused|microbench|bench|sweep BIN_DIR OUT_DIR [...] (see the header)}"
 sweep_seconds="${4:-480}"
 filter="${5:-.}"
 sizes="${4:-}"
@@ -79,6 +87,50 @@ if [ "$mode" = bench ]; then
   done
   date -u
 } 2>&1 | tee "$out/bench.log"
+tar -czf "$out/measured.tgz" -C "$out" measured
+rm -rf "$out/measured" "$out/specs"
+exit 0
+fi
+if [ "$mode" = sweep ]; then
+sweep_ours=b128v4u1_grid,b128v4u2_grid,b128v4u4_grid,b256v4u1_grid,b256v4u2_grid,b256v4u4_grid
+sweep_ours+=,b512v4u1_grid,b512v4u2_grid,b512v4u4_grid,b1024v4u1_grid,b1024v4u2_grid,b1024v4u4_grid
+sweep_ours+=,b256v4u1_grid_l1na,b256v4u1_grid_l2ef,b256v4u1_grid_stcs
+sweep_ours+=,b256v4u4_grid_l1na,b256v4u4_grid_l2ef,b256v4u4_grid_stcs
+range_ours=b256v4u1_grid,b256v4u4_grid,b128v4u4_grid,b256v4u1_grid_l1na,b256v4u1_grid_l2ef,b256v4u1_grid_stcs
+sweep_ours="${5:-$sweep_ours}"
+range_ours="${6:-$range_ours}"
+sweep_sizes="${7:-524288,786432,1048576,1572864,2097152}"
+{
+  date -u
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv
+  echo "== compute-sanitizer memcheck: the cache-hint kernels (elementwise_check --hints)"
+  timeout 90 compute-sanitizer --tool memcheck --print-limit 5 "$bin/elementwise_check" --hints | grep -vE "^ok "
+  echo "== launch sweep at 0.5M-2M elements against Triton"
+  PYTHONUNBUFFERED=1 timeout 200 python3 kernels/elementwise/bench_baselines.py \
+    --lib "$bin/libtilesim_elementwise_capi.so" --out "$out/bench_sweep.json" --asm-dir "$out/asm" \
+    --sizes "$sweep_sizes" --ours "$sweep_ours" --baselines triton \
+    --placements 8 --reps 50 --trace-max 1048576
+  echo "== the candidates from 4 KB to 4 GB against Triton, torch, copy"
+  PYTHONUNBUFFERED=1 timeout 200 python3 kernels/elementwise/bench_baselines.py \
+    --lib "$bin/libtilesim_elementwise_capi.so" --out "$out/bench_range.json" --ours "$range_ours" \
+    --sizes 1024,16384,262144,1048576,1000003,4194304,16777216,67108864,268435456,1073741824,10000001,16777217 \
+    --placements 4 --reps 30 --trace-max 0
+  echo "== dataset: the configurations FILTER finds"
+  python3 validation/measure/make_elementwise_specs.py --specs "$out/specs" --filter "${4:-^$}"
+  for spec in "$out"/specs/*.json; do
+    [ -e "$spec" ] || continue
+    id=$(basename "$spec" .json)
+    if timeout 60 "$bin/tilesim-measure" --kernel "$spec" --runs 25 --warmup 3 --out "$out/measured/$id.json" \
+         2>"$out/measured/$id.log"; then
+      echo "ok $id $(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(r['time_ms'], r['dram_read_bytes'], r['dram_write_bytes'], r['l2_hit_rate'])" "$out/measured/$id.json")"
+      rm -f "$out/measured/$id.log"
+    else
+      echo "FAILED $id: $(tail -n 1 "$out/measured/$id.log")"
+    fi
+  done
+  nvidia-smi --query-gpu=clocks.sm,temperature.gpu --format=csv
+  date -u
+} 2>&1 | tee "$out/sweep.log"
 tar -czf "$out/measured.tgz" -C "$out" measured
 rm -rf "$out/measured" "$out/specs"
 exit 0
