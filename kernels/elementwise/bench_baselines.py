@@ -8,13 +8,11 @@ run starts cold as tilesim-measure's do. `--placements P` repeats that on P fres
 the tensors (the earlier ones kept, so each lands elsewhere in device memory): where the arrays
 lie moves a 1M add by a point or two, for every kernel alike but not by the same amount.
   ours (kernels/elementwise through --lib, ctypes), the configurations --ours names, each
-  b<block>v<vector>u<unroll>_<grid|persistent>[_<hint>], e.g.:
+  b<block>v<vector>u<unroll>_<grid|persistent>, e.g.:
     b256v4u1_grid:   256 threads x 1 vector of 4 fp32 (the spec's default), one CTA per 1024 elements
     b128v4u2_grid:   128 threads x 2 vectors of 4: Triton's own split (BLOCK_SIZE 1024 over 4 warps)
     b256v4u4_grid:   256 threads x 4 vectors of 4: 4096 elements per CTA, a quarter of the CTAs
     b256v4u1_persistent: the grid-stride form
-    hints (grid form, 16-byte vectors only; MemoryHint in elementwise.h): _l1na loads with
-    .L1::no_allocate, _l2ef loads and stores with an L2::evict_first policy, _stcs st.global.cs stores
   triton:          the Triton tutorial's add_kernel (BLOCK_SIZE 1024, its defaults)
   torch:           torch.add(x, y, out=out)
   copy:            out.copy_(x), a device-to-device cudaMemcpy: the device copy rate
@@ -26,8 +24,8 @@ its 95% interval is a two-level bootstrap (placements, then rounds within each, 
 replacement; Triton's and ours' times of one round stay paired; fixed seed), and so is the
 interval of ours against --reference (the default configuration). Every configuration of ours is
 first checked bit for bit against torch's x + y on a NaN-poisoned output, on every placement. Up
-to --trace-max elements, one traced run of each configuration of ours without a hint (after a
-flush, outside the timed rounds) records per CTA when it started, when its first loads had
+to --trace-max elements, one traced run of each configuration of ours (after a flush, outside the
+timed rounds) records per CTA when it started, when its first loads had
 returned and when it ended (%globaltimer, 32 ns ticks): the record keeps their summary, and every
 CTA's at --trace-keep elements. --asm-dir: Triton's PTX and SASS for the kernel it ran, and the
 SASS of ours (cuobjdump), for reading side by side. Writes --out (JSON).
@@ -68,21 +66,20 @@ class Ours:
     def __init__(self, path):
         self.lib = ctypes.CDLL(path)
         self.lib.tilesim_elementwise_run.argtypes = [ctypes.c_int] * 2 + [ctypes.c_void_p] * 3 + [
-            ctypes.c_longlong] + [ctypes.c_int] * 6 + [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+            ctypes.c_longlong] + [ctypes.c_int] * 5 + [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
         self.lib.tilesim_elementwise_trace.argtypes = [ctypes.c_int] * 2 + [ctypes.c_void_p] * 3 + [
             ctypes.c_longlong] + [ctypes.c_int] * 5 + [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
                                                        ctypes.c_char_p, ctypes.c_int]
         self.err = ctypes.create_string_buffer(1024)
         self.sms = torch.cuda.get_device_properties(0).multi_processor_count
 
-    def add(self, x, y, out, block, vector, unroll, persistent, hint):
+    def add(self, x, y, out, block, vector, unroll, persistent):
         stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
         if self.lib.tilesim_elementwise_run(0, 0, x.data_ptr(), y.data_ptr(), out.data_ptr(), out.numel(), block,
-                                            vector, unroll, int(persistent), HINTS[hint], self.sms, stream,
-                                            self.err, 1024):
+                                            vector, unroll, int(persistent), self.sms, stream, self.err, 1024):
             raise RuntimeError(self.err.value.decode())
 
-    def trace(self, x, y, out, block, vector, unroll, persistent, hint):
+    def trace(self, x, y, out, block, vector, unroll, persistent):
         """One traced run: per CTA [sm, start, first data, end] in ns, times from the first start."""
         max_ctas = (out.numel() + block * vector * unroll - 1) // (block * vector * unroll)
         records = torch.zeros(max_ctas * 4, dtype=torch.int64, device="cuda")  # CtaTrace: 32 bytes
@@ -98,18 +95,15 @@ class Ours:
         return [[c[3] & 0xFFFFFFFF, c[0] - t0, c[1] - t0, c[2] - t0] for c in r]
 
 
-# MemoryHint's values in elementwise.h, by the suffix that names them.
-HINTS = {"": 0, "l1na": 1, "l2ef": 2, "stcs": 3}
-CONFIG_NAME = re.compile(r"b(\d+)v(\d+)u(\d+)_(grid|persistent)(?:_(l1na|l2ef|stcs))?")
-OURS = {}  # name -> (block, vector, unroll, persistent, hint) of each configuration timed (main() fills it)
+CONFIG_NAME = re.compile(r"b(\d+)v(\d+)u(\d+)_(grid|persistent)")
+OURS = {}  # name -> (block, vector, unroll, persistent) of each configuration timed (main() fills it)
 
 
 def parse_config(name):
     m = CONFIG_NAME.fullmatch(name)
     if m is None:
-        raise ValueError(f"--ours: {name!r} is not b<block>v<vector>u<unroll>_<grid|persistent>[_l1na|_l2ef|_stcs], "
-                         "e.g. b256v4u1_grid")
-    return int(m[1]), int(m[2]), int(m[3]), m[4] == "persistent", m[5] or ""
+        raise ValueError(f"--ours: {name!r} is not b<block>v<vector>u<unroll>_<grid|persistent>, e.g. b256v4u1_grid")
+    return int(m[1]), int(m[2]), int(m[3]), m[4] == "persistent"
 
 
 def percentile(values, q):
@@ -140,7 +134,7 @@ def classify(name):
 
 def check_and_trace(ours, x, y, out, flush, traced, keep):
     """Every configuration of ours against torch, bit for bit (one fp32 add per element), on a
-    NaN-poisoned output, and traced when `traced` (configurations without a hint): returns
+    NaN-poisoned output, and traced when `traced`: returns
     ({name: why} of those that failed, {name: trace record})."""
     failed, traces = {}, {}
     for name, config in OURS.items():
@@ -149,7 +143,7 @@ def check_and_trace(ours, x, y, out, flush, traced, keep):
         if not torch.equal(out, x + y):
             failed[name] = "differs from x + y"
             continue
-        if traced and config[4] == "":
+        if traced:
             out.fill_(float("nan"))
             flush()
             cta = ours.trace(x, y, out, *config)
@@ -313,7 +307,7 @@ def main():
     parser.add_argument("--asm-dir", help="write Triton's PTX/SASS and ours' SASS here")
     parser.add_argument("--ours", default="b256v4u1_grid,b128v4u2_grid",
                         help="configurations of ours to time, comma-separated: b<block>v<vector>u<unroll>_"
-                             "<grid|persistent>[_l1na|_l2ef|_stcs]")
+                             "<grid|persistent>")
     parser.add_argument("--reference", default="b256v4u1_grid",
                         help="the configuration of ours the others are also compared with (when timed)")
     parser.add_argument("--baselines", default="triton,torch,copy", help="which of triton, torch, copy to time "
@@ -373,7 +367,7 @@ def main():
               "gpu": torch.cuda.get_device_name(0), "nvidia_smi": smi, "torch": torch.__version__,
               "triton": triton.__version__, "cuda": torch.version.cuda,
               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-              "ours": {name: dict(zip(("block", "vector", "unroll", "persistent", "hint"), c)) for name, c in OURS.items()},
+              "ours": {name: dict(zip(("block", "vector", "unroll", "persistent"), c)) for name, c in OURS.items()},
               "sizes": rows}
     with open(args.out, "w") as f:
         json.dump(record, f, indent=1)

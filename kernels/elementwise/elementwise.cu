@@ -34,16 +34,14 @@ struct KernelEntry {
   const void* function = nullptr;
 };
 
-template <typename T, int Vector, int Unroll, ElementwiseOp Op, typename Index, bool Traced, bool Strided,
-          MemoryHint Hint = MemoryHint::none>
+template <typename T, int Vector, int Unroll, ElementwiseOp Op, typename Index, bool Traced, bool Strided>
 KernelEntry entry() {
   const LaunchFn launch = [](const Launch& l, cudaStream_t stream) {
-    elementwise_kernel<T, Vector, Unroll, Op, Index, Traced, Strided, Hint><<<l.grid, l.block, 0, stream>>>(
+    elementwise_kernel<T, Vector, Unroll, Op, Index, Traced, Strided><<<l.grid, l.block, 0, stream>>>(
         static_cast<const T*>(l.x), static_cast<const T*>(l.y), static_cast<T*>(l.out), static_cast<Index>(l.elements),
         static_cast<Index>(l.steps), l.trace);
   };
-  return {launch,
-          reinterpret_cast<const void*>(&elementwise_kernel<T, Vector, Unroll, Op, Index, Traced, Strided, Hint>)};
+  return {launch, reinterpret_cast<const void*>(&elementwise_kernel<T, Vector, Unroll, Op, Index, Traced, Strided>)};
 }
 
 // Picks the instantiation for the problem's run-time choices, one template argument at a time.
@@ -54,30 +52,11 @@ struct Choice {
   bool wide_index;
   bool traced;
   bool strided; // the persistent form
-  MemoryHint hint;
 };
-
-// Cache hints exist for the benchmark's sweep only: fp32 adds in 16-byte vectors, grid form, 32-bit
-// indices, untraced.
-template <typename T, int Vector, int Unroll, ElementwiseOp Op, typename Index>
-KernelEntry entry_for_hint(const Choice& c) {
-  if constexpr (std::is_same_v<T, float> && Vector == 4 && Op == ElementwiseOp::add &&
-                std::is_same_v<Index, std::int32_t>) {
-    if (c.traced || c.strided) return {};
-    switch (c.hint) {
-    case MemoryHint::l1_no_allocate: return entry<T, Vector, Unroll, Op, Index, false, false, MemoryHint::l1_no_allocate>();
-    case MemoryHint::l2_evict_first: return entry<T, Vector, Unroll, Op, Index, false, false, MemoryHint::l2_evict_first>();
-    case MemoryHint::store_streaming: return entry<T, Vector, Unroll, Op, Index, false, false, MemoryHint::store_streaming>();
-    case MemoryHint::none: break;
-    }
-  }
-  return {};
-}
 
 // Traced instantiations exist for fp32 in 16-byte vectors only (the vector-add benchmark's).
 template <typename T, int Vector, int Unroll, ElementwiseOp Op, typename Index>
 KernelEntry entry_for_trace(const Choice& c) {
-  if (c.hint != MemoryHint::none) return entry_for_hint<T, Vector, Unroll, Op, Index>(c);
   if (!c.traced)
     return c.strided ? entry<T, Vector, Unroll, Op, Index, false, true>() : entry<T, Vector, Unroll, Op, Index, false, false>();
   if constexpr (std::is_same_v<T, float> && Vector == 4)
@@ -128,7 +107,7 @@ std::int64_t step_elements(const ElementwiseProblem& p) {
 KernelEntry find_kernel(const ElementwiseProblem& p, bool traced) {
   // 32-bit indices while every index the kernel forms (up to the last step's end) fits.
   const bool wide = p.elements + step_elements(p) > std::numeric_limits<std::int32_t>::max();
-  const Choice c{p.op, p.vector, p.unroll, wide, traced, p.persistent, p.hint};
+  const Choice c{p.op, p.vector, p.unroll, wide, traced, p.persistent};
   switch (p.dtype) {
   case Dtype::fp32: return entry_for_vector<float>(c);
   case Dtype::bf16: return entry_for_vector<__nv_bfloat16>(c);
@@ -154,8 +133,6 @@ std::string elementwise_unsupported_reason(const ElementwiseProblem& p) {
            " (16 bytes of " + dtype_name(p.dtype) + ")";
   if (p.unroll != 1 && p.unroll != 2 && p.unroll != 4)
     return "unroll = " + std::to_string(p.unroll) + " must be 1, 2 or 4";
-  if (p.hint != MemoryHint::none && find_kernel(p, false).launch == nullptr)
-    return "cache hints take fp32 add in vectors of 4, the grid form and fewer than 2^31 elements; use hint none";
   const std::int64_t steps = (p.elements + step_elements(p) - 1) / step_elements(p);
   if (!p.persistent && steps > std::numeric_limits<int>::max())
     return "elements = " + std::to_string(p.elements) + " needs " + std::to_string(steps) +

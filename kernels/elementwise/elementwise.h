@@ -25,17 +25,6 @@ struct CtaTrace {
   std::uint32_t unused;
 };
 
-// The cache policy of the 16-byte loads and stores (elementwise_cache_hints.cuh), for the vector-add
-// benchmark's sweep against Triton's kernel (kernels/elementwise/NOTES.md); the spec has no such
-// field: everything else runs MemoryHint::none. Other hints take fp32 adds in 16-byte vectors,
-// the grid form and 32-bit indices.
-enum class MemoryHint {
-  none,            // ld.global.nc, st.global
-  l1_no_allocate,  // ld.global.nc.L1::no_allocate loads
-  l2_evict_first,  // loads and stores with an L2::evict_first policy (createpolicy)
-  store_streaming, // st.global.cs stores
-};
-
 struct ElementwiseProblem {
   ElementwiseOp op = ElementwiseOp::add;
   Dtype dtype = Dtype::fp32; // fp32, bf16 or fp16
@@ -44,7 +33,6 @@ struct ElementwiseProblem {
   int vector = 4;            // elements per thread and load: a power of two, vector * bytes <= 16
   int unroll = 1;            // vectors per thread and step (1, 2 or 4), block * vector apart
   bool persistent = false;
-  MemoryHint hint = MemoryHint::none;
 };
 
 // Empty when the kernel runs the problem, otherwise a message naming the field and the fix.

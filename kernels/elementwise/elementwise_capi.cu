@@ -8,11 +8,9 @@
 namespace {
 
 // op: 0 add, 1 mul, 2 relu, 3 gelu; dtype: 0 fp32, 1 bf16, 2 fp16.
-// hint: 0 none, 1 l1_no_allocate, 2 l2_evict_first, 3 store_streaming (MemoryHint's order).
 tilesim::kernels::ElementwiseProblem problem_of(int op, int dtype, long long elements, int block, int vector,
-                                                int unroll, int persistent, int hint = 0) {
-  if (dtype < 0 || dtype > 2 || op < 0 || op > 3 || hint < 0 || hint > 3)
-    throw tilesim::kernels::KernelError("op, dtype or hint out of range");
+                                                int unroll, int persistent) {
+  if (dtype < 0 || dtype > 2 || op < 0 || op > 3) throw tilesim::kernels::KernelError("op or dtype out of range");
   const tilesim::Dtype dtypes[] = {tilesim::Dtype::fp32, tilesim::Dtype::bf16, tilesim::Dtype::fp16};
   tilesim::kernels::ElementwiseProblem p;
   p.op = static_cast<tilesim::ElementwiseOp>(op);
@@ -22,7 +20,6 @@ tilesim::kernels::ElementwiseProblem problem_of(int op, int dtype, long long ele
   p.vector = vector;
   p.unroll = unroll;
   p.persistent = persistent != 0;
-  p.hint = static_cast<tilesim::kernels::MemoryHint>(hint);
   return p;
 }
 
@@ -38,10 +35,9 @@ extern "C" {
 // Enqueues one run on `stream` (e.g. torch.cuda.current_stream().cuda_stream); returns 0, or -1
 // with the message in `error`.
 int tilesim_elementwise_run(int op, int dtype, const void* x, const void* y, void* out, long long elements, int block,
-                            int vector, int unroll, int persistent, int hint, int sm_count, void* stream, char* error,
-                            int error_len) {
+                            int vector, int unroll, int persistent, int sm_count, void* stream, char* error, int error_len) {
   try {
-    tilesim::kernels::Elementwise(problem_of(op, dtype, elements, block, vector, unroll, persistent, hint), x, y, out,
+    tilesim::kernels::Elementwise(problem_of(op, dtype, elements, block, vector, unroll, persistent), x, y, out,
                                   sm_count)
         .run(static_cast<cudaStream_t>(stream));
     return 0;

@@ -2,8 +2,7 @@
 // draws fresh inputs, poisons the output and a guard region after it (0xFF bytes) before the run,
 // and checks every element within the dtype's rounding (GELU: plus tanh.approx's 2^-11), and the
 // guard untouched. Sizes straddle the vector and block boundaries (masked tail), forms grid and
-// persistent. --hints: the cache-hint cases alone (the benchmark's sweep kernels, for a
-// compute-sanitizer run). Exit 0 pass, 1 fail, 77 no CUDA device (CTest skip).
+// persistent. Exit 0 pass, 1 fail, 77 no CUDA device (CTest skip).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
@@ -126,8 +125,7 @@ int run_case(const tk::ElementwiseProblem& p, int sm_count, std::mt19937_64& rng
   std::string where = std::string(name_of(p.op)) + " " + name_of(p.dtype) + " n=" + std::to_string(p.elements) +
                       " block=" + std::to_string(p.block) + " vector=" + std::to_string(p.vector) +
                       " unroll=" + std::to_string(p.unroll) +
-                      (p.persistent ? " persistent" : " grid") + (traced ? " traced" : "") +
-                      (p.hint != tk::MemoryHint::none ? " hint " + std::to_string(static_cast<int>(p.hint)) : "");
+                      (p.persistent ? " persistent" : " grid") + (traced ? " traced" : "");
   std::vector<tk::CtaTrace> trace;
   try {
     tk::Elementwise kernel(p, b.x, binary ? b.y : nullptr, b.out, sm_count);
@@ -176,7 +174,6 @@ int run_case(const tk::ElementwiseProblem& p, int sm_count, std::mt19937_64& rng
 
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
-  const bool hints_only = argc > 1 && std::strcmp(argv[1], "--hints") == 0;
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     std::printf("SKIP: no CUDA device (elementwise_check needs an sm_90 GPU)\n");
@@ -189,7 +186,7 @@ int main(int argc, char** argv) {
   const std::vector<std::int64_t> sizes =
       quick ? std::vector<std::int64_t>{1, 1023, 4097, 1000003} : std::vector<std::int64_t>{1, 7, 1023, 1024, 4097, 65537, 1000003, 4194304};
   int failures = 0, cases = 0;
-  for (Dtype dtype : hints_only ? std::vector<Dtype>{} : std::vector<Dtype>{Dtype::fp32, Dtype::bf16, Dtype::fp16})
+  for (Dtype dtype : {Dtype::fp32, Dtype::bf16, Dtype::fp16})
     for (ElementwiseOp op : {ElementwiseOp::add, ElementwiseOp::mul, ElementwiseOp::relu, ElementwiseOp::gelu})
       for (std::int64_t n : sizes)
         for (bool persistent : {false, true})
@@ -204,24 +201,16 @@ int main(int argc, char** argv) {
               }
           }
   // Traced runs (fp32 in 16-byte vectors): the same output, and every CTA's record in order.
-  for (bool persistent : hints_only ? std::vector<bool>{} : std::vector<bool>{false, true}) {
+  for (bool persistent : {false, true}) {
     failures += run_case({ElementwiseOp::add, Dtype::fp32, 1000003, 256, 4, 2, persistent}, sm_count, rng, true);
     ++cases;
   }
-  // Cache hints (fp32 add in 16-byte vectors, grid form): the same output on every size.
-  for (tk::MemoryHint hint : {tk::MemoryHint::l1_no_allocate, tk::MemoryHint::l2_evict_first, tk::MemoryHint::store_streaming})
-    for (std::int64_t n : sizes)
-      for (int unroll : {1, 4}) {
-        failures += run_case({ElementwiseOp::add, Dtype::fp32, n, 256, 4, unroll, false, hint}, sm_count, rng);
-        ++cases;
-      }
   // Bad problems are refused with a message, not launched.
   for (const auto& [p, what] : std::vector<std::pair<tk::ElementwiseProblem, const char*>>{
            {{ElementwiseOp::add, Dtype::fp32, 0, 256, 4, 1, false}, "zero elements"},
            {{ElementwiseOp::add, Dtype::fp32, 1024, 96, 4, 1, false}, "block 96"},
            {{ElementwiseOp::add, Dtype::fp32, 1024, 256, 8, 1, false}, "vector 8 of fp32"},
-           {{ElementwiseOp::add, Dtype::fp32, 1024, 256, 4, 3, false}, "unroll 3"},
-           {{ElementwiseOp::mul, Dtype::fp32, 1024, 256, 4, 1, false, tk::MemoryHint::store_streaming}, "hint on mul"}}) {
+           {{ElementwiseOp::add, Dtype::fp32, 1024, 256, 4, 3, false}, "unroll 3"}}) {
     ++cases;
     if (tk::elementwise_unsupported_reason(p).empty()) {
       std::printf("FAIL %s was accepted\n", what);

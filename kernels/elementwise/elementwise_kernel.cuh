@@ -15,7 +15,6 @@
 #include <cstdint>
 
 #include "kernels/common/activations.cuh"
-#include "kernels/elementwise/elementwise_cache_hints.cuh"
 #include "kernels/elementwise/elementwise_trace.cuh"
 #include "models/kernel_spec.h"
 
@@ -52,23 +51,20 @@ __device__ __forceinline__ Pack<T, Vector> apply_pack(const Pack<T, Vector>& a, 
 }
 
 // One CTA step: thread t's Unroll vectors of the step, all loads issued before the first use.
-template <typename T, int Vector, int Unroll, ElementwiseOp Op, typename Index, MemoryHint Hint>
+template <typename T, int Vector, int Unroll, ElementwiseOp Op, typename Index>
 __device__ __forceinline__ void elementwise_step(const T* __restrict__ x, const T* __restrict__ y, T* __restrict__ out,
                                                  Index elements, Index step, Index stride) {
   using V = Pack<T, Vector>;
   const Index first = step * stride * Unroll + static_cast<Index>(threadIdx.x) * Vector;
   if (first + (Unroll - 1) * stride + Vector <= elements) {
-    std::uint64_t policy = 0;
-    if constexpr (Hint == MemoryHint::l2_evict_first) policy = l2_evict_first_policy();
     V a[Unroll], b[Unroll];
 #pragma unroll
     for (int u = 0; u < Unroll; ++u) {
-      a[u] = load_vector<Hint>(reinterpret_cast<const V*>(x + first + u * stride), policy);
-      if constexpr (is_binary(Op)) b[u] = load_vector<Hint>(reinterpret_cast<const V*>(y + first + u * stride), policy);
+      a[u] = *reinterpret_cast<const V*>(x + first + u * stride);
+      if constexpr (is_binary(Op)) b[u] = *reinterpret_cast<const V*>(y + first + u * stride);
     }
 #pragma unroll
-    for (int u = 0; u < Unroll; ++u)
-      store_vector<Hint>(reinterpret_cast<V*>(out + first + u * stride), apply_pack<T, Vector, Op>(a[u], b[u]), policy);
+    for (int u = 0; u < Unroll; ++u) *reinterpret_cast<V*>(out + first + u * stride) = apply_pack<T, Vector, Op>(a[u], b[u]);
   } else { // the masked tail: this thread's vectors that reach past the end
     for (int u = 0; u < Unroll; ++u) {
       const Index begin = first + u * stride;
@@ -85,8 +81,7 @@ __device__ __forceinline__ void elementwise_step(const T* __restrict__ x, const 
 // (validation/data/h100/elementwise/bench_vector_add_straight.json), so the grid form has none.
 // Traced: thread 0 of every CTA records when it started, when its first step's loads had returned
 // and when the CTA ended (elementwise_trace.cuh); otherwise `trace` is unused.
-template <typename T, int Vector, int Unroll, ElementwiseOp Op, typename Index, bool Traced, bool Strided,
-          MemoryHint Hint = MemoryHint::none>
+template <typename T, int Vector, int Unroll, ElementwiseOp Op, typename Index, bool Traced, bool Strided>
 __global__ void elementwise_kernel(const T* __restrict__ x, const T* __restrict__ y, T* __restrict__ out,
                                    Index elements, Index steps, CtaTrace* trace) {
   if constexpr (Traced) trace_cta_start(trace);
@@ -94,11 +89,11 @@ __global__ void elementwise_kernel(const T* __restrict__ x, const T* __restrict_
   const Index stride = static_cast<Index>(blockDim.x) * Vector; // between a thread's vectors
   if constexpr (Strided) {
     for (Index step = blockIdx.x; step < steps; step += gridDim.x) {
-      elementwise_step<T, Vector, Unroll, Op, Index, Hint>(x, y, out, elements, step, stride);
+      elementwise_step<T, Vector, Unroll, Op, Index>(x, y, out, elements, step, stride);
       if constexpr (Traced) trace_first_data(trace, traced_first);
     }
   } else {
-    elementwise_step<T, Vector, Unroll, Op, Index, Hint>(x, y, out, elements, static_cast<Index>(blockIdx.x), stride);
+    elementwise_step<T, Vector, Unroll, Op, Index>(x, y, out, elements, static_cast<Index>(blockIdx.x), stride);
     if constexpr (Traced) trace_first_data(trace, traced_first);
   }
   if constexpr (Traced) trace_cta_end(trace);

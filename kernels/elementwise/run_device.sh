@@ -25,13 +25,12 @@
 # benchmark's own) at SIZES with per-CTA traces at 1M elements and the Triton/ours listings
 # (OUT_DIR/asm/), and tilesim-measure on the element-wise dataset specs whose ids FILTER finds
 # (default: none), written by make_elementwise_specs.py, into measured.tgz; log in OUT_DIR/bench.log.
-# `sweep` (issue 18's launch sweep at 1M): compute-sanitizer memcheck on the cache-hint kernels
-# (elementwise_check --hints), the vector add at SWEEP_SIZES (default 0.5M-2M) with the
-# configurations SWEEP_OURS names (default: blocks 128-1024 x 1, 2, 4 vectors and the hints on two
-# of them) against Triton (8 placements x 50 rounds, per-CTA traces up to 1M, the Triton/ours
-# listings), RANGE_OURS against Triton, torch and the copy from 4 KB to 4 GB (4 placements x 30
-# rounds), then tilesim-measure on the dataset specs FILTER finds (default none); writes sweep.log,
-# bench_sweep.json, bench_range.json, asm/ and measured.tgz.
+# `sweep` (issue 18's launch sweep at 1M): the vector add at SWEEP_SIZES (default 0.5M-2M) with the
+# configurations SWEEP_OURS names (default: blocks 32-1024 x 1, 2, 4 vectors) against Triton (8
+# placements x 50 rounds, per-CTA traces up to 1M, the Triton/ours listings), RANGE_OURS (default
+# 256 x 4 x 1, x 4, 128 x 4 x 4) against Triton, torch and the copy from 4 KB to 4 GB (4 placements
+# x 30 rounds), then tilesim-measure on the dataset specs FILTER finds (default none); writes
+# sweep.log, bench_sweep.json, bench_range.json, asm/ and measured.tgz.
 # Each mode fits in one device call (at most 10 minutes).
 set -u -o pipefail
 mode="${1:?usage: run_device.sh checks|dataset|fused|microbench|bench|sweep BIN_DIR OUT_DIR [...] (see the header)}"
@@ -42,6 +41,20 @@ filter="${5:-.}"
 sizes="${4:-}"
 specs=validation/data/h100/elementwise/specs
 mkdir -p "$out/measured"
+# tilesim-measure on every spec make_elementwise_specs.py wrote into OUT_DIR/specs (bench, sweep).
+measure_written_specs() {
+  for spec in "$out"/specs/*.json; do
+    [ -e "$spec" ] || continue
+    id=$(basename "$spec" .json)
+    if timeout 60 "$bin/tilesim-measure" --kernel "$spec" --runs 25 --warmup 3 --out "$out/measured/$id.json" \
+         2>"$out/measured/$id.log"; then
+      echo "ok $id $(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(r['time_ms'], r['dram_read_bytes'], r['dram_write_bytes'], r['l2_hit_rate'])" "$out/measured/$id.json")"
+      rm -f "$out/measured/$id.log"
+    else
+      echo "FAILED $id: $(tail -n 1 "$out/measured/$id.log")"
+    fi
+  done
+}
 if [ "$mode" = checks ]; then
 {
   date -u
@@ -74,17 +87,7 @@ if [ "$mode" = bench ]; then
     --trace-max 1048576 ${4:+--ours "$4"} ${5:+--sizes "$5"}
   echo "== dataset: the configurations FILTER finds"
   python3 validation/measure/make_elementwise_specs.py --specs "$out/specs" --filter "${6:-^$}"
-  for spec in "$out"/specs/*.json; do
-    [ -e "$spec" ] || continue
-    id=$(basename "$spec" .json)
-    if timeout 60 "$bin/tilesim-measure" --kernel "$spec" --runs 25 --warmup 3 --out "$out/measured/$id.json" \
-         2>"$out/measured/$id.log"; then
-      echo "ok $id $(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(r['time_ms'], r['dram_read_bytes'], r['dram_write_bytes'], r['l2_hit_rate'])" "$out/measured/$id.json")"
-      rm -f "$out/measured/$id.log"
-    else
-      echo "FAILED $id: $(tail -n 1 "$out/measured/$id.log")"
-    fi
-  done
+  measure_written_specs
   date -u
 } 2>&1 | tee "$out/bench.log"
 tar -czf "$out/measured.tgz" -C "$out" measured
@@ -92,19 +95,16 @@ rm -rf "$out/measured" "$out/specs"
 exit 0
 fi
 if [ "$mode" = sweep ]; then
-sweep_ours=b128v4u1_grid,b128v4u2_grid,b128v4u4_grid,b256v4u1_grid,b256v4u2_grid,b256v4u4_grid
+sweep_ours=b32v4u2_grid,b32v4u4_grid,b64v4u1_grid,b64v4u2_grid,b64v4u4_grid
+sweep_ours+=,b128v4u1_grid,b128v4u2_grid,b128v4u4_grid,b256v4u1_grid,b256v4u2_grid,b256v4u4_grid
 sweep_ours+=,b512v4u1_grid,b512v4u2_grid,b512v4u4_grid,b1024v4u1_grid,b1024v4u2_grid,b1024v4u4_grid
-sweep_ours+=,b256v4u1_grid_l1na,b256v4u1_grid_l2ef,b256v4u1_grid_stcs
-sweep_ours+=,b256v4u4_grid_l1na,b256v4u4_grid_l2ef,b256v4u4_grid_stcs
-range_ours=b256v4u1_grid,b256v4u4_grid,b128v4u4_grid,b256v4u1_grid_l1na,b256v4u1_grid_l2ef,b256v4u1_grid_stcs
+range_ours=b256v4u1_grid,b256v4u4_grid,b128v4u4_grid
 sweep_ours="${5:-$sweep_ours}"
 range_ours="${6:-$range_ours}"
 sweep_sizes="${7:-524288,786432,1048576,1572864,2097152}"
 {
   date -u
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv
-  echo "== compute-sanitizer memcheck: the cache-hint kernels (elementwise_check --hints)"
-  timeout 90 compute-sanitizer --tool memcheck --print-limit 5 "$bin/elementwise_check" --hints | grep -vE "^ok "
   echo "== launch sweep at 0.5M-2M elements against Triton"
   PYTHONUNBUFFERED=1 timeout 200 python3 kernels/elementwise/bench_baselines.py \
     --lib "$bin/libtilesim_elementwise_capi.so" --out "$out/bench_sweep.json" --asm-dir "$out/asm" \
@@ -117,17 +117,7 @@ sweep_sizes="${7:-524288,786432,1048576,1572864,2097152}"
     --placements 4 --reps 30 --trace-max 0
   echo "== dataset: the configurations FILTER finds"
   python3 validation/measure/make_elementwise_specs.py --specs "$out/specs" --filter "${4:-^$}"
-  for spec in "$out"/specs/*.json; do
-    [ -e "$spec" ] || continue
-    id=$(basename "$spec" .json)
-    if timeout 60 "$bin/tilesim-measure" --kernel "$spec" --runs 25 --warmup 3 --out "$out/measured/$id.json" \
-         2>"$out/measured/$id.log"; then
-      echo "ok $id $(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(r['time_ms'], r['dram_read_bytes'], r['dram_write_bytes'], r['l2_hit_rate'])" "$out/measured/$id.json")"
-      rm -f "$out/measured/$id.log"
-    else
-      echo "FAILED $id: $(tail -n 1 "$out/measured/$id.log")"
-    fi
-  done
+  measure_written_specs
   nvidia-smi --query-gpu=clocks.sm,temperature.gpu --format=csv
   date -u
 } 2>&1 | tee "$out/sweep.log"

@@ -58,12 +58,6 @@ CONFIGS += [elementwise("add", 1 << 20, block=128, unroll=2), elementwise("add",
 # Four vectors per thread at 1M and 4M: 256 and 1024 CTAs of 4096 elements (issue 18's search at 1M).
 CONFIGS += [elementwise("add", 1 << 20, unroll=4), elementwise("add", 1 << 22, unroll=4)]
 
-# Issue 18's launch sweep at 1M (kernels/elementwise/NOTES.md): the CTA and thread shapes that
-# bench_vector_add_sweep.json times against Triton, measured as dataset configurations too.
-CONFIGS += [elementwise("add", 1 << 20, block=block, unroll=unroll)
-            for block, unroll in ((32, 4), (64, 2), (64, 4), (128, 4), (256, 2), (512, 1), (512, 2), (512, 4),
-                                  (1024, 1), (1024, 2))]
-
 # Fused epilogues: the GEMM with none / bias_relu / bias_gelu on compute-bound (dense 8192^3,
 # E=8 x 2048) and memory-bound (E=64 x 512, E=128 x 128) shapes, the kernel's default tile.
 GEMMS = {
