@@ -6,7 +6,7 @@ rounds, the order reversed every other round; the H100's clock drifts with tempe
 of runs would favour whichever ran first), each after an L2 flush (a read of twice the L2), so every
 run starts cold as tilesim-measure's do. `--placements P` repeats that on P fresh allocations of
 the tensors (the earlier ones kept, so each lands elsewhere in device memory): where the arrays
-lie moves a 1M add by a point or two, for every kernel alike but not by the same amount.
+lie moves each kernel's time at 1M by its own point or two (kernels/elementwise/NOTES.md).
   ours (kernels/elementwise through --lib, ctypes), the configurations --ours names, each
   b<block>v<vector>u<unroll>_<grid|persistent>, e.g.:
     b256v4u1_grid:   256 threads x 1 vector of 4 fp32 (the spec's default), one CTA per 1024 elements
@@ -25,10 +25,10 @@ replacement; Triton's and ours' times of one round stay paired; fixed seed), and
 interval of ours against --reference (the default configuration). Every configuration of ours is
 first checked bit for bit against torch's x + y on a NaN-poisoned output, on every placement. Up
 to --trace-max elements, one traced run of each configuration of ours (after a flush, outside the
-timed rounds) records per CTA when it started, when its first loads had
-returned and when it ended (%globaltimer, 32 ns ticks): the record keeps their summary, and every
-CTA's at --trace-keep elements. --asm-dir: Triton's PTX and SASS for the kernel it ran, and the
-SASS of ours (cuobjdump), for reading side by side. Writes --out (JSON).
+timed rounds) records per CTA when it started, when its first loads had returned and when it ended
+(%globaltimer, 32 ns ticks): the record keeps their summary, and every CTA's at --trace-keep
+elements. --asm-dir: Triton's PTX and SASS for the kernel it ran, and the SASS of ours
+(cuobjdump), for reading side by side. Writes --out (JSON).
 """
 import argparse
 import ctypes
@@ -228,7 +228,7 @@ def time_size(ours, n, reps, placements, flush, trace_max, trace_keep, baselines
         for name, d in zip(sequence, durations):
             times[name].append(d)
         per_placement.append(times)
-    del held
+    del held, x, y, out
     torch.cuda.empty_cache()
     names = [name for name in per_placement[-1] if all(name in t for t in per_placement)]
     grid = {name: [t[name] for t in per_placement] for name in names}  # placements x rounds
@@ -320,7 +320,10 @@ def main():
             OURS[name] = parse_config(name)
         except ValueError as e:
             parser.error(str(e))
-    baselines = ["triton"] + [b for b in args.baselines.split(",") if b in ("torch", "copy")]
+    unknown = set(args.baselines.split(",")) - {"triton", "torch", "copy"}
+    if unknown:
+        parser.error(f"--baselines: unknown {', '.join(sorted(unknown))}; use triton, torch and copy")
+    baselines = ["triton"] + [b for b in ("torch", "copy") if b in args.baselines.split(",")]
     ours = Ours(args.lib)
     if args.asm_dir:
         try:
