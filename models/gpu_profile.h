@@ -150,9 +150,10 @@ struct MixedInputBlockCycles {
 struct Mxfp8StageNs {
   double promote = 0;    // 128 x 128 tile
   double dequantize = 0; // 128 x 128 tile
-  std::vector<int> transposed_tile_m; // tokens per tile of the transposed scheme (64 channels)
+  std::vector<int> transposed_tile_m; // tokens per tile of the transposed scheme
+  std::vector<int> transposed_tile_n; // its channels per tile, one per transposed_tile_m
   std::vector<double> transposed;     // one per transposed_tile_m
-  double transposed_of(int tile_m) const; // 0 where not measured
+  double transposed_of(int tile_m, int tile_n) const; // 0 where not measured
 };
 
 // The board power limit and what of the power does not follow the SM clock (models/

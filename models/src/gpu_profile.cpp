@@ -43,7 +43,8 @@ constexpr std::string_view kTileSchedulerCostKeys[] = {"cycles_per_call", "cycle
 constexpr std::string_view kTiledGemmKeys[] = {"epilogue_cycles_per_output_kib", "cta_start_exit_cycles"};
 constexpr std::string_view kDequantKeys[] = {"prmt", "cvt"};
 constexpr std::string_view kBlockCycleKeys[] = {"tile_m", "tile_k", "prmt", "cvt", "prmt_group_scales", "cvt_group_scales"};
-constexpr std::string_view kMxfp8StageKeys[] = {"promote", "dequantize", "transposed_tile_m", "transposed"};
+constexpr std::string_view kMxfp8StageKeys[] = {"promote", "dequantize", "transposed_tile_m", "transposed_tile_n",
+                                                 "transposed"};
 constexpr std::string_view kPowerKeys[] = {"max_limit_w", "clock_independent_w"};
 constexpr std::string_view kSourcedKeys[] = {"value", "source"};
 
@@ -124,7 +125,8 @@ MixedInputBlockCycles mixed_input_block_cycles(const JsonFields& profile) {
 }
 
 // "mxfp8_stage_ns": {"value": {"promote": t, "dequantize": t, "transposed_tile_m": [...],
-// "transposed": [...]}, "source": ...}: ns per 128-deep K stage, one transposed figure per tile_m.
+// "transposed_tile_n": [...] (optional: all 64), "transposed": [...]}, "source": ...}: ns per 128-deep
+// K stage, one transposed figure per tile (tile_m, tile_n).
 Mxfp8StageNs mxfp8_stage_ns(const JsonFields& profile) {
   const JsonFields field = section(profile, "mxfp8_stage_ns", kSourcedKeys);
   if (field.string("source").empty()) field.fail("source", "is empty", "say where the numbers come from");
@@ -134,6 +136,16 @@ Mxfp8StageNs mxfp8_stage_ns(const JsonFields& profile) {
   t.dequantize = table.number("dequantize", 1e-3, 1e6);
   for (const auto& m : table.array("transposed_tile_m"))
     t.transposed_tile_m.push_back(static_cast<int>(table.integer_value(m, table.field("transposed_tile_m"), 1, 256)));
+  if (table.has("transposed_tile_n")) {
+    for (const auto& n : table.array("transposed_tile_n"))
+      t.transposed_tile_n.push_back(static_cast<int>(table.integer_value(n, table.field("transposed_tile_n"), 8, 256)));
+    if (t.transposed_tile_n.size() != t.transposed_tile_m.size())
+      table.fail("transposed_tile_n", "has " + std::to_string(t.transposed_tile_n.size()) + " entries for " +
+                                          std::to_string(t.transposed_tile_m.size()) + " transposed_tile_m",
+                 "give one channel count per transposed_tile_m, in its order");
+  } else {
+    t.transposed_tile_n.assign(t.transposed_tile_m.size(), 64);
+  }
   const auto& list = table.array("transposed");
   if (list.size() != t.transposed_tile_m.size())
     table.fail("transposed", "has " + std::to_string(list.size()) + " entries for " +
@@ -149,9 +161,10 @@ Mxfp8StageNs mxfp8_stage_ns(const JsonFields& profile) {
 
 } // namespace
 
-double Mxfp8StageNs::transposed_of(int m) const {
-  const auto found = std::find(transposed_tile_m.begin(), transposed_tile_m.end(), m);
-  return found == transposed_tile_m.end() ? 0 : transposed[static_cast<size_t>(found - transposed_tile_m.begin())];
+double Mxfp8StageNs::transposed_of(int m, int n) const {
+  for (size_t i = 0; i < transposed_tile_m.size(); ++i)
+    if (transposed_tile_m[i] == m && transposed_tile_n[i] == n) return transposed[i];
+  return 0;
 }
 
 int MixedInputBlockCycles::stage_k(int m) const {

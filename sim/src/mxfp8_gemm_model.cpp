@@ -6,7 +6,9 @@
 //    copy in shared memory), then bf16 wgmma;
 //  - transposed: Y^T = W X^T, W converted into wgmma's register A and the tile's few tokens (tile.m)
 //    on its N, X converted into a bf16 copy per consumer, consumer warpgroups splitting K on
-//    64-channel tiles and adding their sums at the end (the mixed-input kernel's structure).
+//    64-channel tiles and adding their sums at the end (the mixed-input kernel's structure); or, on
+//    128 x 128 tiles, two consumers of 64 channels each over all of K sharing one bf16 X copy per
+//    stage (three in rotation).
 // Every K step costs the SM what one 128-deep stage costs the kernel's CTA with its operands in L2,
 // measured by running the kernel itself at two depths (the profile's mxfp8_stage_ns, kernels/
 // mxfp8/mxfp8_stage_rate.cu): waits, scale loads, conversion or promotion, wgmma, barriers and
@@ -35,6 +37,8 @@ constexpr int kScaleBlock = 32;    // OCP MX v1.0
 constexpr int kStageK = 128;       // the stage the profile's cycles are for: four MX blocks
 constexpr int kSectorBytes = 32;
 constexpr int kTransposedChannels = 64; // the transposed scheme's tile.n: one consumer's m64
+constexpr int kWideChannels = 128;      // or two consumers' (mxfp8_transposed_wide_kernel.cuh), at 128 tokens
+constexpr int kWideXCopies = 3;         // its rotating bf16 copies of X
 // Per output element in the transposed scheme's epilogue: as the mixed-input kernel's (the same
 // store_transposed_tile: FMUL by the unit scale, F2FP, STG.E.U16, predicates and 64-bit addresses,
 // 8.7-10 SASS instructions per element there, sim/src/mixed_input_model.cpp).
@@ -42,8 +46,8 @@ constexpr double kTransposedEpilogueInstructionsPerElement = 9.0;
 // The scales' own allocations, after the operands (which start at the heap base).
 constexpr Address kScaleBase = kHeapBase + (Address{1} << 38);
 
-// The transposed kernel's consumer warpgroups: four at 16 or 32 tokens, two at 64 or 128
-// (kernels/mxfp8/mxfp8_transposed_kernel.cuh, transposed_consumers).
+// The 64-channel transposed kernel's consumer warpgroups, splitting K: four at 16 or 32 tokens, two at
+// 64 or 128 (kernels/mxfp8/mxfp8_transposed_kernel.cuh, transposed_consumers).
 int transposed_consumers(int tile_m) { return tile_m <= 32 ? 4 : 2; }
 
 class Mxfp8GemmModel final : public KernelModel {
@@ -75,19 +79,25 @@ public:
       resources_.shared_memory_bytes += 2 * spec.tile.n * spec.tile.k * 2; // converted B, double-buffered
       break;
     case BlockScaleScheme::transposed: {
-      if (spec.tile.n != kTransposedChannels || spec.tile.k != kStageK)
+      const bool wide = spec.tile.n == kWideChannels && spec.tile.m == 128;
+      if ((spec.tile.n != kTransposedChannels && !wide) || spec.tile.k != kStageK)
         throw SpecError(spec.source, "tile", "is " + std::to_string(spec.tile.m) + "x" + std::to_string(spec.tile.n) +
                                                "x" + std::to_string(spec.tile.k) +
                                                ", which the transposed scheme's kernel is not built for",
-                        "use tile.m tokens (16, 32, 64 or 128) x 64 x 128");
+                        "use tile.m tokens (16, 32, 64 or 128) x 64 x 128, or 128 x 128 x 128");
       mma_cycles_ = 2.0 * outputs * spec.tile.k / gpu.tensor.bf16;
-      stage_ns = measured.transposed_of(spec.tile.m);
+      stage_ns = measured.transposed_of(spec.tile.m, spec.tile.n);
+      // The stores, each element on its own, spread over the SM's schedulers: consumer 0's four warps
+      // store the whole tile (64 channels), or each 128 x 128 consumer's four warps its 64 channels.
+      epilogue_cycles_ = kTransposedEpilogueInstructionsPerElement * outputs / (32.0 * gpu.sm.warp_schedulers);
+      if (wide) {
+        resources_.shared_memory_bytes += kWideXCopies * spec.tile.m * spec.tile.k * 2; // the bf16 copies of X
+        break;
+      }
       const int consumers = transposed_consumers(spec.tile.m);
       const int accumulators = spec.tile.m / 2; // fp32 sums per consumer thread: 64 x tile.m over 128
-      // Consumer 0's four warps, one per scheduler, load and add each other consumer's sums, then
-      // store each element on its own.
-      epilogue_cycles_ = kTransposedEpilogueInstructionsPerElement * outputs / (32.0 * gpu.sm.warp_schedulers) +
-                         2.0 * accumulators * (consumers - 1);
+      // Split K: consumer 0 first loads and adds each other consumer's sums.
+      epilogue_cycles_ += 2.0 * accumulators * (consumers - 1);
       // Each consumer's bf16 copy of X, and the split-K sums of all consumers but the first.
       resources_.shared_memory_bytes += consumers * spec.tile.m * spec.tile.k * 2 +
                                         (consumers - 1) * accumulators * 128 * 4;
@@ -96,8 +106,9 @@ public:
     }
     if (stage_ns <= 0)
       throw SpecError(gpu.source, "mxfp8_stage_ns",
-                      "has no stage cost for the " + to_string(spec.block_scale.scheme) + " scheme at tile.m " +
-                          std::to_string(spec.tile.m) + " on " + gpu.display_name + ", which the MXFP8 model needs",
+                      "has no stage cost for the " + to_string(spec.block_scale.scheme) + " scheme at tile " +
+                          std::to_string(spec.tile.m) + "x" + std::to_string(spec.tile.n) + " on " +
+                          gpu.display_name + ", which the MXFP8 model needs",
                       "run kernels/mxfp8/mxfp8_stage_rate on it and add the figures");
     // The measured stage holds the MMA too: the engine charges the larger of the two per K step.
     element_cycles_ = stage_ns * gpu.sm.clock_mhz / 1000.0 * stages;

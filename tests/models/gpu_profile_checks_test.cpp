@@ -112,6 +112,23 @@ TEST_CASE("the mixed-input K-block costs: one per tile, looked up by tile, conve
   CHECK_THAT(error_of(j), Catch::Contains("mixed_input_k_block_cycles.value.prmt: holds a value that is not a cycle count"));
 }
 
+TEST_CASE("the MXFP8 stage costs: transposed ones by tile, 64 channels wherever transposed_tile_n is absent") {
+  json j = h100_json();
+  const GpuProfile p = parse_gpu_profile(j, "gpu.json");
+  CHECK(p.mxfp8_stage.transposed_of(128, 64) == Approx(1093.7));
+  CHECK(p.mxfp8_stage.transposed_of(128, 128) == Approx(1697.7));
+  CHECK(p.mxfp8_stage.transposed_of(64, 128) == 0); // not measured
+  j["mxfp8_stage_ns"]["value"].erase("transposed_tile_n");
+  j["mxfp8_stage_ns"]["value"]["transposed_tile_m"] = {16, 128};
+  j["mxfp8_stage_ns"]["value"]["transposed"] = {380.0, 1093.7};
+  const GpuProfile narrow = parse_gpu_profile(j, "gpu.json");
+  CHECK(narrow.mxfp8_stage.transposed_of(128, 64) == Approx(1093.7));
+  CHECK(narrow.mxfp8_stage.transposed_of(128, 128) == 0);
+  j = h100_json();
+  j["mxfp8_stage_ns"]["value"]["transposed_tile_n"].erase(0);
+  CHECK_THAT(error_of(j), Catch::Contains("mxfp8_stage_ns.value.transposed_tile_n: has 4 entries for 5 transposed_tile_m"));
+}
+
 TEST_CASE("tile scheduler costs by order: an order measured on its own costs its own pair, the others the common fit") {
   json j = h100_json();
   j["tile_scheduler"]["cycles_per_call"]["value"] = 2000;

@@ -29,10 +29,10 @@ nlohmann::json mxfp8_json(const char* scheme, int stages = 4) {
           {"block_scale", {{"scheme", scheme}}}};
 }
 
-// The transposed scheme's spec: tile_m tokens x 64 channels x 128, its warpgroups, no clusters.
-nlohmann::json transposed_json(int tile_m, int stages) {
+// The transposed scheme's spec: tile_m tokens x tile_n channels x 128, its warpgroups, no clusters.
+nlohmann::json transposed_json(int tile_m, int stages, int tile_n = 64) {
   nlohmann::json j = mxfp8_json("transposed", stages);
-  j["tile"] = {{"m", tile_m}, {"n", 64}, {"k", 128}};
+  j["tile"] = {{"m", tile_m}, {"n", tile_n}, {"k", 128}};
   j["warps"] = tile_m <= 32 ? 20 : 12;
   j["cluster"] = 1;
   return j;
@@ -56,20 +56,21 @@ TEST_CASE("mxfp8 GEMM model: chosen for MXFP8 x MXFP8 on Hopper, the tcgen05 mod
 }
 
 TEST_CASE("mxfp8 GEMM model: per 128-deep step, the MMA and the measured stage of each scheme") {
-  // fp8 8192 and bf16 4096 FLOP per SM cycle, SM clock 1630 MHz; mxfp8_stage_ns: promote 1372.0,
-  // dequantize 2006.3, transposed 386.9 / 506.3 / 783.4 / 1128.0 ns at 16 / 32 / 64 / 128 tokens.
+  // fp8 8192 and bf16 4096 FLOP per SM cycle, SM clock 1630 MHz; mxfp8_stage_ns: promote 1365.1,
+  // dequantize 1950.3, transposed 380.0 / 496.6 / 738.9 / 1093.7 ns at 16 / 32 / 64 / 128 tokens x 64
+  // channels, 1697.7 at 128 x 128.
   const GpuProfile h100 = gpu("h100_sxm");
   REQUIRE(h100.sm.clock_mhz == Approx(1630));
-  SECTION("promote: FP8 MMA 2 x 128^3 / 8192 = 512 cycles; the stage 1372.0 ns x 1.63 GHz = 2236.4 cycles") {
+  SECTION("promote: FP8 MMA 2 x 128^3 / 8192 = 512 cycles; the stage 1365.1 ns x 1.63 GHz = 2225.1 cycles") {
     const auto m = model(mxfp8_json("promote"), h100);
     CHECK(m->mma_cycles_per_k_step() == Approx(512));
-    CHECK(m->element_cycles_per_k_step() == Approx(2236.4).epsilon(1e-4));
+    CHECK(m->element_cycles_per_k_step() == Approx(2225.1).epsilon(1e-4));
     CHECK(m->k_steps() == 56); // 7168 / 128
   }
-  SECTION("dequantize: bf16 MMA 2 x 128^3 / 4096 = 1024; the stage 2006.3 ns x 1.63 GHz = 3270.3 cycles") {
+  SECTION("dequantize: bf16 MMA 2 x 128^3 / 4096 = 1024; the stage 1950.3 ns x 1.63 GHz = 3179.0 cycles") {
     const auto m = model(mxfp8_json("dequantize", 3), h100);
     CHECK(m->mma_cycles_per_k_step() == Approx(1024));
-    CHECK(m->element_cycles_per_k_step() == Approx(3270.3).epsilon(1e-4));
+    CHECK(m->element_cycles_per_k_step() == Approx(3179.0).epsilon(1e-4));
   }
   SECTION("dequantize keeps two converted bf16 B tiles (64 KB) beside the ring: 6 stages no longer fit") {
     // 6 x 32 KB + 1 KB + 64 KB = 263168 > 232448; 4 stages: 131072 + 1024 + 65536
@@ -77,10 +78,10 @@ TEST_CASE("mxfp8 GEMM model: per 128-deep step, the MMA and the measured stage o
     CHECK(model(mxfp8_json("dequantize", 4), h100)->resources().shared_memory_bytes == 197632);
     CHECK(model(mxfp8_json("promote", 6), h100)->resources().shared_memory_bytes == 197632);
   }
-  SECTION("transposed, 16 tokens x 64 channels: bf16 MMA 2 x 16 x 64 x 128 / 4096 = 64; the stage 386.9 ns = 630.6 cycles") {
+  SECTION("transposed, 16 tokens x 64 channels: bf16 MMA 2 x 16 x 64 x 128 / 4096 = 64; the stage 380.0 ns = 619.4 cycles") {
     const auto m = model(transposed_json(16, 12), h100);
     CHECK(m->mma_cycles_per_k_step() == Approx(64));
-    CHECK(m->element_cycles_per_k_step() == Approx(630.6).epsilon(1e-4));
+    CHECK(m->element_cycles_per_k_step() == Approx(619.4).epsilon(1e-4));
     // Epilogue: 9 instructions for each of 16 x 64 outputs over 4 schedulers' 32 lanes (72), and
     // consumer 0 loads and adds 8 sums of each of 3 other consumers, 2 instructions each (48).
     CHECK(m->epilogue_cycles() == Approx(120));
@@ -88,15 +89,22 @@ TEST_CASE("mxfp8 GEMM model: per 128-deep step, the MMA and the measured stage o
     // 16384) and three consumers' split-K sums (3 x 8 x 128 x 4 = 12288).
     CHECK(m->resources().shared_memory_bytes == 152576);
   }
-  SECTION("transposed, 128 tokens: two consumers, the stage 1128.0 ns = 1838.6 cycles") {
+  SECTION("transposed, 128 tokens: two consumers, the stage 1093.7 ns = 1782.7 cycles") {
     const auto m = model(transposed_json(128, 4), h100);
-    CHECK(m->element_cycles_per_k_step() == Approx(1838.6).epsilon(1e-4));
+    CHECK(m->element_cycles_per_k_step() == Approx(1782.7).epsilon(1e-4));
     CHECK(m->epilogue_cycles() == Approx(9.0 * 128 * 64 / 128 + 2 * 64)); // one other consumer's 64 sums
   }
+  SECTION("transposed, 128 x 128: MMA 2 x 128^3 / 4096 = 1024, the stage 1697.7 ns = 2767.3 cycles") {
+    const auto m = model(transposed_json(128, 4, 128), h100);
+    CHECK(m->mma_cycles_per_k_step() == Approx(1024));
+    CHECK(m->element_cycles_per_k_step() == Approx(2767.3).epsilon(1e-4));
+    CHECK(m->epilogue_cycles() == Approx(9.0 * 128 * 128 / 128)); // each consumer its own 64 channels, no split-K
+    // The FP8 ring, 4 x (128 + 128) x 128 + 1 KB = 132096, and three bf16 copies of X (3 x 128 x 128 x 2).
+    CHECK(m->resources().shared_memory_bytes == 230400);
+    CHECK_THROWS_AS(model(transposed_json(128, 5, 128), h100), SpecError); // 263168 > 232448
+  }
   SECTION("transposed refuses a tile its kernel is not built for, and a tile_m without a measured stage") {
-    nlohmann::json wide = transposed_json(16, 12);
-    wide["tile"]["n"] = 128;
-    CHECK_THROWS_WITH(model(wide, h100), Catch::Contains("tile") && Catch::Contains("x 64 x 128"));
+    CHECK_THROWS_WITH(model(transposed_json(16, 12, 128), h100), Catch::Contains("tile") && Catch::Contains("x 64 x 128"));
     CHECK_THROWS_WITH(model(transposed_json(48, 12), h100),
                       Catch::Contains("mxfp8_stage_ns") && Catch::Contains("mxfp8_stage_rate"));
   }
