@@ -288,9 +288,9 @@ int main(int argc, char** argv) {
   constexpr uint64_t kLeadHoldNs = 100000;
   const tk::testing::QueuedColdTimer timer(0, kLeadHoldNs);
   const std::vector<Shape> shapes = {
-      {"decode_m1", {1}, 8192, 8192, {16}, {12, 16}, false},
-      {"decode_m8", {8}, 8192, 8192, {16}, {12, 16}, false},
-      {"decode_m16", {16}, 8192, 8192, {16}, {12, 16}, false},
+      {"decode_m1", {1}, 8192, 8192, {16}, {8, 12, 16}, false},
+      {"decode_m8", {8}, 8192, 8192, {16}, {8, 12, 16}, false},
+      {"decode_m16", {16}, 8192, 8192, {16}, {8, 12, 16}, false},
       {"decode_m32", {32}, 8192, 8192, {32}, {8, 12}, false},
       {"decode_m64", {64}, 8192, 8192, {32, 64}, {4, 8}, false},
       {"grouped_e64x16", std::vector<int>(64, 16), 2048, 7168, {16}, {8, 12}, true},

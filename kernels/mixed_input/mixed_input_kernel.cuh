@@ -66,8 +66,10 @@ template <int BlockTokens, int BlockN, int StageBlocks = 1> struct TileShape {
   static constexpr int consumers = mixed_input_consumers(BlockTokens, BlockN);
   // Decode tiles' MMAs are tiny (m64n16..64): one fragment set, each K block's wgmma waited for
   // before the next conversion, leaves registers for four consumers; prefill tiles keep two sets
-  // so that a consumer converts block k + 1 while block k's wgmma run.
-  static constexpr int fragment_sets = split_k ? 1 : 2;
+  // so that a consumer converts block k + 1 while block k's wgmma run, and so do decode stages of
+  // several K blocks (64 tokens, two consumers with the registers for it), inside the stage
+  // (NOTES.md, v13).
+  static constexpr int fragment_sets = split_k && StageBlocks == 1 ? 1 : 2;
   // 64-channel (decode) tiles take 128-deep K blocks: twice the bytes per barrier round trip and
   // per TMA request, which the weight stream needs (NOTES.md, v3); 128-channel tiles keep 64 so
   // that four stages of 256 tokens fit in shared memory. X arrives as block_k / 64 boxes of
@@ -328,14 +330,18 @@ __device__ __forceinline__ void consumer_loop(const Params& p, const SharedRing<
         cursor.advance(ring.stages);
         continue;
       }
-      if constexpr (Shape::fragment_sets == 1) {
+      if constexpr (Shape::split_k) {
         const int blocks = stage_blocks_left<Shape>(p, first);
 #pragma unroll // a constant count: each block's shared-memory offsets are immediates
         for (int j = 0; j < Shape::stage_blocks; ++j) {
           if (j >= blocks) break; // the last stage of a K tail
-          k_block<Shape, Path>(p, ring, cursor, src, cq, j, first + j, frag[0], acc);
-          ptx::wgmma_wait_group<0>(); // the fragments are rewritten next block
+          k_block<Shape, Path>(p, ring, cursor, src, cq, j, first + j, frag[j % Shape::fragment_sets], acc);
+          // One set: it is rewritten next block. Two: block j + 1 converts into the other set while
+          // block j's wgmma run; the wait after block j + 1's issue frees block j's set.
+          if constexpr (Shape::fragment_sets == 1) ptx::wgmma_wait_group<0>();
+          else ptx::wgmma_wait_group<1>();
         }
+        if constexpr (Shape::fragment_sets > 1) ptx::wgmma_wait_group<0>(); // the stage is read before it goes back
         if (lane == 0) ptx::mbarrier_arrive(ring.empty(cursor.stage));
         cursor.advance(ring.stages);
         continue;
