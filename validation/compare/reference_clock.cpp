@@ -15,8 +15,8 @@
 namespace tilesim {
 namespace {
 
-// The keys of extra.reference (README.md, "Published figures"): the kernel as a spec, its
-// measured time, what it is and where the source says so.
+// The keys of extra.reference (README.md, the result schema's `extra`; validation/data/b200/README.md,
+// "Reference kernels"): the kernel as a spec, its measured time, what it is and where the source says so.
 constexpr std::string_view kReferenceKeys[] = {"what", "source", "kernel", "time_ms", "time_ms_derivation"};
 
 constexpr double kProbeClock = 0.9;    // the elasticity is read between the limit's clock and 0.9x it
