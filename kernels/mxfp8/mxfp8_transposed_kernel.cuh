@@ -109,6 +109,22 @@ template <class Shape> struct SharedRing {
   __device__ float* reduce_buffer() const { return reinterpret_cast<float*>(empty(stages)); }
 };
 
+// Thread 0 prefetches the tensor maps and initialises the ring's barriers (full: the producer's one
+// arrival with the stage's bytes; empty: `consumer_warps` warps' arrivals); then every thread sees them.
+template <class Shape>
+__device__ __forceinline__ void init_ring(const SharedRing<Shape>& ring, const TensorMaps& maps, int consumer_warps) {
+  if (threadIdx.x == 0) {
+    ptx::prefetch_tensor_map(&maps.x);
+    ptx::prefetch_tensor_map(&maps.w);
+    for (int s = 0; s < ring.stages; ++s) {
+      ptx::mbarrier_init(ring.full(s), 1);
+      ptx::mbarrier_init(ring.empty(s), consumer_warps);
+    }
+    ptx::fence_barrier_init();
+  }
+  __syncthreads();
+}
+
 template <class Shape>
 __device__ __forceinline__ void producer_loop(const Params& p, const SharedRing<Shape>& ring, const TensorMaps& maps) {
   TileWalk walk(p.order, p.space);
@@ -374,16 +390,7 @@ __global__ void __launch_bounds__(TileShape<BlockTokens>::threads, 1)
   extern __shared__ uint8_t shared_raw[];
   const SharedRing<Shape> ring(shared_raw, p.stages);
   const int warpgroup = threadIdx.x / 128;
-  if (threadIdx.x == 0) {
-    ptx::prefetch_tensor_map(&maps.x);
-    ptx::prefetch_tensor_map(&maps.w);
-    for (int s = 0; s < p.stages; ++s) {
-      ptx::mbarrier_init(ring.full(s), 1);
-      ptx::mbarrier_init(ring.empty(s), 4); // the four warps of the one consumer using the stage
-    }
-    ptx::fence_barrier_init();
-  }
-  __syncthreads();
+  init_ring(ring, maps, 4); // the four warps of the one consumer using the stage
   if (warpgroup == 0) {
     if constexpr (Shape::shares_registers) ptx::setmaxnreg_dec<40>();
     if (threadIdx.x == 0) producer_loop<Shape>(p, ring, maps);

@@ -146,16 +146,7 @@ __global__ void __launch_bounds__(WideShape::threads, 1)
   extern __shared__ uint8_t shared_raw[];
   const SharedRing<WideShape> ring(shared_raw, p.stages);
   const int warpgroup = threadIdx.x / 128;
-  if (threadIdx.x == 0) {
-    ptx::prefetch_tensor_map(&maps.x);
-    ptx::prefetch_tensor_map(&maps.w);
-    for (int s = 0; s < p.stages; ++s) {
-      ptx::mbarrier_init(ring.full(s), 1);
-      ptx::mbarrier_init(ring.empty(s), 4 * WideShape::consumers); // every consumer warp reads every stage
-    }
-    ptx::fence_barrier_init();
-  }
-  __syncthreads();
+  init_ring(ring, maps, 4 * WideShape::consumers); // every consumer warp reads every stage
   if (warpgroup == 0) {
     ptx::setmaxnreg_dec<40>();
     if (threadIdx.x == 0) producer_loop<WideShape>(p, ring, maps);
