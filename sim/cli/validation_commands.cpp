@@ -145,9 +145,10 @@ int validate_command(const Args& args) {
   auto dataset = load_measured_datasets(dataset_dirs);
   if (part != "all")
     std::erase_if(dataset, [&](const MeasuredConfiguration& c) { return is_held_back(c.id) != (part == "held-back"); });
-  if (clock == "reference")
-    for (const auto& r : set_reference_clocks(gpu, dataset, threads)) {
-      if (quiet) continue;
+  const std::vector<ReferenceReading> readings =
+      clock == "reference" ? set_reference_clocks(gpu, dataset, threads) : std::vector<ReferenceReading>{};
+  if (!quiet)
+    for (const auto& r : readings) {
       if (r.used)
         std::printf("%s: SM clock %.0f MHz from its reference (%s), %.0f MHz at its power limit\n", r.id.c_str(),
                     r.clock_mhz, r.what.c_str(), r.limit_clock_mhz);
@@ -177,6 +178,10 @@ int validate_command(const Args& args) {
     for (const auto& a : args) command += " " + a;
     nlohmann::json j{{"command", command}, {"gpu", gpu.name}, {"dataset", dataset_dirs}, {"clock", clock}, {"calibration", to_json(calibration)},
                      {"held_back", to_json(held)}, {"missed_bars", missed}, {"rows", nlohmann::json::array()}};
+    for (const auto& r : readings)
+      j["reference_clocks"].push_back({{"id", r.id}, {"reference", r.what}, {"used", r.used}, {"clock_mhz", r.clock_mhz},
+                                       {"limit_clock_mhz", r.limit_clock_mhz}, {"elasticity", r.elasticity},
+                                       {"why_not", r.why_not}});
     for (const auto& r : rows)
       j["rows"].push_back({{"id", r.id}, {"order", r.order}, {"held_back", r.held_back}, {"measured_time_ms", r.measured_time_ms},
                            {"predicted_time_ms", r.predicted_time_ms}, {"time_error", r.time_error},
