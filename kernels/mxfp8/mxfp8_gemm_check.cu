@@ -3,13 +3,15 @@
 // dequantize scheme's conversion on the GPU, every element byte at every scale byte, bit for bit
 // against the OCP-spec reference (the CPU test runs the same code on the host). Random E4M3 elements (every finite code), random
 // E8M0 scales per 32-block (2^-8..2^8, or adversarial: 2^-40..2^40, whole blocks of zeros with the
-// 2^-127 scale the quantiser gives them, a NaN scale that must turn its row to NaN), ragged and
-// zero-token experts, M and N tails, several launch orders, persistent and one CTA per tile, every
-// ring depth; Y poisoned (NaN) before each run. Then the refusals: k not a multiple of 32 or 128,
+// 2^-127 scale the quantiser gives them, a NaN scale that must turn its row to NaN), NaN element
+// codes that must turn their rows and columns to NaN, ragged and zero-token experts, M and N tails,
+// several launch orders, persistent (on every SM, or on 3 so that each CTA runs several tiles) and
+// one CTA per tile, every ring depth; Y poisoned (NaN) before each run. Then the refusals: k not a multiple of 32 or 128,
 // an unsupported ring depth. The CPU reference's own hand-worked case runs first, with or without
 // a GPU. Exit 0 pass, 1 fail, 77 no CUDA device (CTest skip).
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -29,7 +31,9 @@ using tk::testing::check;
 
 namespace {
 
-enum class Scales { moderate, adversarial, unit_x, unit_w }; // unit_*: that operand all 1.0, every scale 2^0
+// unit_*: that operand all 1.0, every scale 2^0; nan_elements: moderate scales and a few NaN element
+// codes (0x7F, 0xFF), whose rows of X and columns of W must come out NaN.
+enum class Scales { moderate, adversarial, unit_x, unit_w, nan_elements };
 
 struct Case {
   const char* name;
@@ -43,6 +47,7 @@ struct Case {
   tk::Mxfp8GemmScheme scheme = tk::Mxfp8GemmScheme::promote;
   int tile_tokens = 16; // the transposed scheme's tokens per tile
   int tile_channels = 64; // and its channels (128: the 128 x 128 kernel)
+  int sm_limit = 0;       // persistent CTAs on at most this many SMs (0: all), so that each runs several tiles
 };
 
 struct Operands {
@@ -61,7 +66,9 @@ Operands make_operands(const Case& c, int total, std::mt19937_64& rng) {
   o.w.resize(static_cast<std::size_t>(experts) * c.n * c.k);
   for (auto& v : o.x) v = c.scales == Scales::unit_x ? 0x38 : random_e4m3(rng); // E4M3 1.0
   for (auto& v : o.w) v = c.scales == Scales::unit_w ? 0x38 : random_e4m3(rng);
-  const int spread = c.scales == Scales::adversarial ? 40 : c.scales == Scales::moderate ? 8 : 0;
+  const int spread = c.scales == Scales::adversarial                                     ? 40
+                     : c.scales == Scales::moderate || c.scales == Scales::nan_elements ? 8
+                                                                                         : 0;
   const auto scale = [&] { return static_cast<std::uint8_t>(127 - spread + static_cast<int>(rng() % (2 * spread + 1))); };
   o.x_scales.resize(static_cast<std::size_t>(total) * blocks);
   o.w_scales.resize(static_cast<std::size_t>(experts) * c.n * blocks);
@@ -75,6 +82,15 @@ Operands make_operands(const Case& c, int total, std::mt19937_64& rng) {
     o.x_scales[static_cast<std::size_t>(2) * blocks + blocks / 2] = ref::kScaleNaN; // row 2: NaN
     o.w_scales[static_cast<std::size_t>(3) * blocks] = 127 + 100; // column 3's first block 2^100 ...
     for (int r = 0; r < total; ++r) o.x_scales[static_cast<std::size_t>(r) * blocks] = 127 - 100; // ... X's 2^-100
+  }
+  if (c.scales == Scales::nan_elements && experts > 1 && c.tokens[0] > 100 && c.n > 70 && c.k >= 1024) {
+    // 128 x 128 tiles: X rows 5 and 100 (either consumer's half of X's tokens), K 300 and 40 (first
+    // K half of a stage); W channel 10 of expert 0 (first consumer, first K half) and channel 70 of
+    // expert 1 (second consumer, second K half: K 1000 is 104 into its stage).
+    o.x[static_cast<std::size_t>(5) * c.k + 300] = 0x7F;
+    o.x[static_cast<std::size_t>(100) * c.k + 40] = 0xFF;
+    o.w[static_cast<std::size_t>(10) * c.k + 20] = 0xFF;
+    o.w[(static_cast<std::size_t>(1) * c.n + 70) * c.k + 1000] = 0x7F;
   }
   return o;
 }
@@ -115,7 +131,7 @@ bool run_case(const Case& c, int sm_count, std::mt19937_64& rng) {
   p.tile_channels = c.tile_channels;
   std::vector<std::uint16_t> got(y_count);
   try {
-    tk::Mxfp8GroupedGemm gemm(p, x, xs, w, ws, y, sm_count);
+    tk::Mxfp8GroupedGemm gemm(p, x, xs, w, ws, y, c.sm_limit > 0 ? std::min(c.sm_limit, sm_count) : sm_count);
     gemm.run(nullptr, nullptr);
     check(cudaDeviceSynchronize(), "mxfp8_gemm_kernel");
   } catch (const tk::KernelError& e) {
@@ -124,6 +140,7 @@ bool run_case(const Case& c, int sm_count, std::mt19937_64& rng) {
   }
   check(cudaMemcpy(got.data(), y, y_count * 2, cudaMemcpyDeviceToHost), "cudaMemcpy(Y)");
   long long bad = 0, nan_rows_ok = 0;
+  std::vector<long long> bad_by_expert(experts, 0); // where the wrong outputs are, printed on a failure
   double worst = 0.0;
   for (int e = 0; e < experts; ++e)
     for (int r = offsets[e]; r < offsets[e + 1]; ++r)
@@ -139,6 +156,7 @@ bool run_case(const Case& c, int sm_count, std::mt19937_64& rng) {
             std::printf("  %s: Y[%d, %d] = %.9g, reference %.9g (|products| %.3g)\n", c.name, r, col, v, want.value,
                         want.magnitude);
           ++bad;
+          ++bad_by_expert[e];
         } else if (!std::isnan(want.value)) {
           worst = std::max(worst, std::fabs(v - want.value) / ref::tolerance(want));
         }
@@ -148,6 +166,11 @@ bool run_case(const Case& c, int sm_count, std::mt19937_64& rng) {
     cudaFree(ptr);
   std::printf("%s %s: %zu outputs, %lld wrong, %lld NaN as expected, worst error %.2f of the tolerance\n",
               bad ? "FAIL" : "ok", c.name, y_count, bad, nan_rows_ok, worst);
+  if (bad) {
+    std::printf("  wrong outputs by expert:");
+    for (int e = 0; e < experts; ++e) std::printf(" %lld", bad_by_expert[e]);
+    std::printf("\n");
+  }
   return bad == 0;
 }
 
@@ -302,6 +325,18 @@ int main(int argc, char** argv) {
        false, 4, Scales::moderate, false, tr, 128, 128},
       {"transposed 128x128 adversarial scales E=2 n=256 k=1024", {130, 70}, 256, 1024, "row_major", true, 2,
        Scales::adversarial, true, tr, 128, 128},
+      // NaN element codes in both halves of X's tokens, both consumers' channels and both halves of a
+      // stage's K: their rows and columns NaN, the rest exact. Persistent CTAs on 3 SMs run 2-3 tiles
+      // of 8 K blocks each, so the bf16 X copies and the ring rotate across tiles (the cases above run
+      // one tile per CTA).
+      {"transposed 128x128 NaN elements E=3 n=256 k=1024 3 persistent CTAs", {128, 130, 70}, 256, 1024, "grouped_m:4",
+       true, 3, Scales::nan_elements, true, tr, 128, 128, 3},
+      {"transposed 128x128 NaN elements E=3 n=256 k=1024 one tile per CTA", {128, 130, 70}, 256, 1024, "grouped_m:4",
+       true, 3, Scales::nan_elements, false, tr, 128, 128},
+      {"transposed 128x128 E=3 n=256 k=1024 3 persistent CTAs", {128, 130, 70}, 256, 1024, "grouped_m:4", true, 3,
+       Scales::moderate, false, tr, 128, 128, 3},
+      {"transposed 128x128 E=4 x 128 n=256 k=1024 3 persistent CTAs", std::vector<int>(4, 128), 256, 1024, "grouped_m:4",
+       true, 3, Scales::moderate, false, tr, 128, 128, 3},
   };
   std::mt19937_64 rng(20);
   bool ok = conversion_every_byte();
