@@ -149,7 +149,7 @@ __global__ void load_path_kernel(const __grid_constant__ CUtensorMap wmap, const
         advance();
       }
     }
-  } else if (warp - 1 < p.consumers && lane == 0) {
+  } else if (lane == 0) {
     const int me = warp - 1;
     for (int g = me;; g += p.consumers) { // stage g % stages of lap g / stages
       const int s = g % p.stages;
@@ -159,6 +159,7 @@ __global__ void load_path_kernel(const __grid_constant__ CUtensorMap wmap, const
       if (end) break;
     }
   }
+  __syncwarp(); // the other lanes wait here for their lane 0, so each warp meets the barrier converged
   __syncthreads();
   if (threadIdx.x == 0) p.timing[2 * blockIdx.x + 1] = ptx::global_timer_ns();
 }
@@ -219,8 +220,6 @@ Launch prepare(const Config& c, int m, const void* w, uint64_t w_rows, const voi
   if (c.stages > kMaxStages || c.consumers > kMaxConsumers || c.stages % c.consumers || c.tile_n % c.box_rows ||
       (c.walk == dynamic && (p.k_blocks % c.chunk_blocks || c.chunk_blocks % c.stage_blocks)))
     l.error = "bad structure";
-  check(cudaFuncSetAttribute(load_path_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024),
-        "cudaFuncSetAttribute");
   int resident = 0;
   check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, load_path_kernel, l.threads, l.smem), "occupancy");
   if (resident < c.ctas_per_sm) l.error = "only " + std::to_string(resident) + " CTAs fit an SM";
@@ -295,6 +294,11 @@ int main(int argc, char** argv) {
   check(cudaMemset(x, 0x3c, size_t(64) * K * 2), "memset");
   check(cudaMemset(wb, 0x3c, size_t(N) * K * 2), "memset");
   check(cudaMemset(counters, 0, kCounters * 4), "memset");
+  cudaFuncAttributes attributes{}; // the dynamic limit: the opt-in maximum less the kernel's static barriers
+  check(cudaFuncGetAttributes(&attributes, load_path_kernel), "cudaFuncGetAttributes");
+  check(cudaFuncSetAttribute(load_path_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(prop.sharedMemPerBlockOptin - attributes.sharedSizeBytes)),
+        "cudaFuncSetAttribute");
   cublasHandle_t blas;
   if (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS) return 2;
   const tilesim::kernels::testing::QueuedColdTimer timer(0, 100000);
