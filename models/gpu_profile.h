@@ -63,6 +63,9 @@ struct L2Profile {
   int coalescer_merges_per_request = 0; // reads one held request takes in; 0: no limit
   // The partition each SM reads through (measured); empty: SMs split in contiguous id ranges.
   std::vector<int> sm_partition;
+  // How much longer than the average SM each SM waits for the L2 when every SM loads it at once
+  // (measured; the same SMs in every repeat); empty: all SMs alike.
+  std::vector<double> sm_service_factor;
   // Tag lookups, all hits, that the profiler's lts__t_sectors counts in every profiled launch
   // beside the kernel's own (optional, else 0): part of the hit rate a measurement reports.
   long long counter_background_sectors = 0;
@@ -73,6 +76,8 @@ struct DramProfile {
   double bandwidth_bytes_per_s = 0;
   double achievable_fraction = 0;
   double latency_ns = 0;
+  // As L2Profile::sm_service_factor, for reads of DRAM.
+  std::vector<double> sm_service_factor;
 };
 
 struct TmaProfile {

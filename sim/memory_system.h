@@ -141,6 +141,14 @@ private:
   Cycle near_latency_;
   Cycle far_latency_;
   Cycle dram_latency_;
+  // Under load the L2 and DRAM serve some SMs more slowly than others, the same SMs every time
+  // (the profile's sm_service_factor, validation/data/h100/microbench/gpc_speed.json): an SM's
+  // wait and service at each server stretch by its factor. Empty: every SM alike.
+  std::vector<double> l2_service_factor_;
+  std::vector<double> dram_service_factor_;
+  static Cycle served_at(Cycle issue, Cycle served, const std::vector<double>& factor, int sm) {
+    return factor.empty() ? served : issue + (served - issue) * factor[static_cast<std::size_t>(sm)];
+  }
   MemoryTotals totals_;
   std::vector<LineRequest> lines_;      // scratch: the box's lines, the first line_count_ of them
   std::size_t line_count_ = 0;

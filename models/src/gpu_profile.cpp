@@ -29,8 +29,9 @@ constexpr std::string_view kTensorKeys[] = {"bf16", "fp16", "tf32", "fp8", "int8
 constexpr std::string_view kL2Keys[] = {"size_bytes", "line_bytes", "sector_bytes", "ways", "partitions", "slices",
                                         "hit_latency_cycles", "far_hit_extra_latency_cycles", "bandwidth_bytes_per_s",
                                         "replacement", "sm_partition", "coalescer_lines_per_gpc", "coalescer_ways",
-                                        "coalescer_merges_per_request", "counter_background_sectors"};
-constexpr std::string_view kDramKeys[] = {"size_bytes", "bandwidth_bytes_per_s", "achievable_fraction", "latency_ns"};
+                                        "coalescer_merges_per_request", "counter_background_sectors", "sm_service_factor"};
+constexpr std::string_view kDramKeys[] = {"size_bytes", "bandwidth_bytes_per_s", "achievable_fraction", "latency_ns",
+                                          "sm_service_factor"};
 constexpr std::string_view kTmaKeys[] = {"issue_cycles_per_box", "max_inflight_boxes", "latency_cycles"};
 constexpr std::string_view kLaunchKeys[] = {"cta_launch_cycles", "cta_launch_cycles_without_shared_memory",
                                             "kernel_start_drain_ns", "kernel_launch_overhead_us"};
@@ -75,17 +76,40 @@ int sourced_int(const JsonFields& f, const char* key, int min, int max) {
   return static_cast<int>(v);
 }
 
-// An optional {"value": [ints], "source": "..."} of `count` entries each in [0, limit).
-std::vector<int> sourced_list(const JsonFields& f, const char* key, int count, int limit) {
-  if (!f.has(key)) return {};
-  const JsonFields field = section(f, key, kSourcedKeys);
+// The "value" list of a sourced per-SM field: a source, and one entry per SM.
+const nlohmann::json& per_sm_values(const JsonFields& field, int count) {
   if (field.string("source").empty()) field.fail("source", "is empty", "say where the numbers come from");
   const auto& list = field.array("value");
   if (static_cast<int>(list.size()) != count)
     field.fail("value", "has " + std::to_string(list.size()) + " entries", "give one per SM (" + std::to_string(count) + ")");
+  return list;
+}
+
+// An optional {"value": [ints], "source": "..."} of `count` entries each in [0, limit).
+std::vector<int> sourced_list(const JsonFields& f, const char* key, int count, int limit) {
+  if (!f.has(key)) return {};
+  const JsonFields field = section(f, key, kSourcedKeys);
+  const auto& list = per_sm_values(field, count);
   std::vector<int> values;
   for (size_t i = 0; i < list.size(); ++i) {
     values.push_back(static_cast<int>(field.integer_value(list[i], field.field("value") + "[" + std::to_string(i) + "]", 0, limit - 1)));
+  }
+  return values;
+}
+
+// An optional {"value": [numbers], "source": "..."} of one factor per SM, each in 0.5..2.
+std::vector<double> sourced_sm_factors(const JsonFields& f, const char* key, int count) {
+  if (!f.has(key)) return {};
+  const JsonFields field = section(f, key, kSourcedKeys);
+  const auto& list = per_sm_values(field, count);
+  std::vector<double> values;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string entry = "value[" + std::to_string(i) + "]";
+    if (!list[i].is_number()) field.fail(entry.c_str(), "must be a number", "write the SM's factor, 1 for the average SM");
+    const double v = list[i].get<double>();
+    if (!(v >= 0.5 && v <= 2.0))
+      field.fail(entry.c_str(), "is " + list[i].dump() + ", outside 0.5..2", "give the SM's time over the average SM's");
+    values.push_back(v);
   }
   return values;
 }
@@ -275,6 +299,7 @@ GpuProfile parse_gpu_profile(const nlohmann::json& j, const std::string& path) {
   if (p.l2.replacement != "lru")
     l2.fail("replacement", "'" + p.l2.replacement + "' is not a modelled policy", "use \"lru\"");
   p.l2.sm_partition = sourced_list(l2, "sm_partition", p.sm.count, p.l2.partitions);
+  p.l2.sm_service_factor = sourced_sm_factors(l2, "sm_service_factor", p.sm.count);
   if (l2.has("counter_background_sectors"))
     p.l2.counter_background_sectors = static_cast<long long>(sourced(l2, "counter_background_sectors", 0, 1e12));
   if (l2.has("coalescer_lines_per_gpc")) {
@@ -306,6 +331,7 @@ GpuProfile parse_gpu_profile(const nlohmann::json& j, const std::string& path) {
   p.dram.bandwidth_bytes_per_s = sourced(dram, "bandwidth_bytes_per_s", 1e9, 1e15);
   p.dram.achievable_fraction = sourced(dram, "achievable_fraction", 0.05, 1.0);
   p.dram.latency_ns = sourced(dram, "latency_ns", 1, 1e5);
+  p.dram.sm_service_factor = sourced_sm_factors(dram, "sm_service_factor", p.sm.count);
 
   const JsonFields tma = section(f, "tma", kTmaKeys);
   p.tma.issue_cycles_per_box = sourced(tma, "issue_cycles_per_box", 0, 1e5);

@@ -13,7 +13,9 @@ MemorySystem::MemorySystem(const GpuProfile& gpu)
       full_line_(static_cast<SectorMask>((1u << (gpu.l2.line_bytes / gpu.l2.sector_bytes)) - 1)),
       near_latency_(gpu.l2.hit_latency_cycles),
       far_latency_(gpu.l2.hit_latency_cycles + gpu.l2.far_hit_extra_latency_cycles),
-      dram_latency_(gpu.dram.latency_ns * gpu.sm.clock_mhz / 1000.0) {
+      dram_latency_(gpu.dram.latency_ns * gpu.sm.clock_mhz / 1000.0),
+      l2_service_factor_(gpu.l2.sm_service_factor),
+      dram_service_factor_(gpu.dram.sm_service_factor) {
   partition_reciprocal_ = ~std::uint64_t{0} / static_cast<std::uint64_t>(gpu.l2.partitions) + 1;
   if (partition_of_sm_.empty())
     for (int sm = 0; sm < gpu.sm.count; ++sm) partition_of_sm_.push_back(sm * gpu.l2.partitions / gpu.sm.count);
@@ -226,8 +228,10 @@ Cycle MemorySystem::read_box(Cycle issue, int sm, const Box& box, SectorCount& o
   Cycle done = std::max({issue + near_latency_, o.coalesced_ready, o.hit_ready});
   const ByteCount looked_up_bytes = (o.l2_sectors - o.coalesced_sectors + o.dram_sectors) << sector_shift_;
   if (looked_up_bytes > 0)
-    done = std::max(done, l2_bandwidth_.serve(issue, looked_up_bytes) + (o.far_sectors > 0 ? far_latency_ : near_latency_));
-  if (dram_bytes > 0) done = std::max(done, dram_.serve(issue, dram_bytes) + dram_latency_);
+    done = std::max(done, served_at(issue, l2_bandwidth_.serve(issue, looked_up_bytes), l2_service_factor_, sm) +
+                              (o.far_sectors > 0 ? far_latency_ : near_latency_));
+  if (dram_bytes > 0)
+    done = std::max(done, served_at(issue, dram_.serve(issue, dram_bytes), dram_service_factor_, sm) + dram_latency_);
   for (std::size_t i = 0; i < fill_count_; ++i)
     fills_[i].partition->set_fill_ready_in_set(fills_[i].set, fills_[i].line, done, fills_[i].slot);
   for (std::size_t i = 0; i < looked_up_count_; ++i) {

@@ -57,6 +57,22 @@ TEST_CASE("an SM list entry beyond int is refused, not wrapped into range") {
   CHECK_THAT(error_of(j), Catch::Contains("l2.sm_partition.value[0]: must be an integer"));
 }
 
+TEST_CASE("per-SM service factors: one per SM, each a number in 0.5..2") {
+  json j = h100_json();
+  j["l2"]["sm_service_factor"]["value"].erase(0);
+  CHECK_THAT(error_of(j), Catch::Contains("l2.sm_service_factor.value: has 131 entries; give one per SM (132)"));
+  j = h100_json();
+  j["dram"]["sm_service_factor"]["value"][5] = 3.0;
+  CHECK_THAT(error_of(j), Catch::Contains("dram.sm_service_factor.value[5]: is 3.0, outside 0.5..2"));
+  j = h100_json();
+  j["l2"]["sm_service_factor"]["value"][7] = "fast";
+  CHECK_THAT(error_of(j), Catch::Contains("l2.sm_service_factor.value[7]: must be a number"));
+  j = h100_json();
+  j["dram"].erase("sm_service_factor"); // optional: every SM alike
+  CHECK(error_of(j) == "no error");
+  CHECK(load_gpu_profile("h100").l2.sm_service_factor.size() == 132);
+}
+
 TEST_CASE("an L2 the simulator cannot hold is refused by the loader, not by bad_alloc") {
   // The case: 1e12 bytes passed the loader's range and the cache's allocation threw bad_alloc.
   json j = h100_json();

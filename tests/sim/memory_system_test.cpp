@@ -27,6 +27,8 @@ GpuProfile small_gpu() {
   g.dram.latency_ns = 500;
   g.l2.sm_partition.clear(); // SMs in contiguous halves
   g.l2.coalescer_lines_per_gpc = 0;
+  g.l2.sm_service_factor.clear(); // every SM served alike
+  g.dram.sm_service_factor.clear();
   return g;
 }
 
@@ -63,6 +65,27 @@ TEST_CASE("box latency: L2 hits take the hit latency, misses wait for DRAM bandw
   // The same box again from L2: 8192 bytes at 1024 B/cycle after the first 8 cycles of L2 transfer.
   const Cycle hit_done = mem.read_box(1000, 0, {0, 128, 128, 64}, c);
   CHECK(hit_done == Approx(1000 + 8 + 200));
+}
+
+TEST_CASE("per-SM service: an SM the L2 or DRAM serves more slowly has its wait and transfer stretched") {
+  GpuProfile g = small_gpu();
+  g.l2.sm_service_factor.assign(static_cast<std::size_t>(g.sm.count), 1.0);
+  g.dram.sm_service_factor.assign(static_cast<std::size_t>(g.sm.count), 1.0);
+  g.l2.sm_service_factor[1] = 1.5;
+  g.dram.sm_service_factor[1] = 1.25;
+  MemorySystem mem(g);
+  SectorCount c;
+  const Box a{0, 128, 128, 64}, b{1 << 20, 128, 128, 64}; // 64 lines, 8192 bytes each
+  // Both miss at cycle 0, SM 0 first. DRAM (64 B/cycle) serves SM 0's box by 128 and SM 1's by
+  // 256, which SM 1's factor stretches to 320; then the 500-cycle latency, which it leaves alone.
+  CHECK(mem.read_box(0, 0, a, c) == Approx(128 + 500));
+  CHECK(mem.read_box(0, 1, b, c) == Approx(256 * 1.25 + 500));
+  // Both hit at 10000: the L2 (1024 B/cycle) serves SM 0's box by 10008 and SM 1's by 10016, whose
+  // 16 cycles of wait and transfer take 24; then the 200-cycle hit latency.
+  CHECK(mem.read_box(10000, 0, a, c) == Approx(10000 + 8 + 200));
+  CHECK(mem.read_box(10000, 1, b, c) == Approx(10000 + 16 * 1.5 + 200));
+  // Alone, SM 1 waits for nothing: only its own 8 cycles of transfer stretch.
+  CHECK(mem.read_box(20000, 1, b, c) == Approx(20000 + 8 * 1.5 + 200));
 }
 
 TEST_CASE("pending fills: a hit on a line still on its way from DRAM lands with the fill") {
