@@ -121,6 +121,8 @@ private:
     const auto hash = static_cast<std::uint32_t>((block * 0xD6E8FEB86659FD93ull) >> 40);
     // hash % partitions without a division (Lemire, Kaser and Kurz, "Faster Remainder by Direct
     // Computation", 2019: exact for every 32-bit hash and divisor).
+    // A power of two (the profiles' 2 partitions) takes the low bits, which is the same remainder.
+    if ((partitions & (partitions - 1)) == 0) return static_cast<int>(hash & (partitions - 1));
     const std::uint64_t fraction = reciprocal * hash;
     return static_cast<int>((static_cast<unsigned __int128>(fraction) * partitions) >> 64);
   }

@@ -81,11 +81,15 @@ public:
         e.sectors |= sectors;
       return;
     }
-    // Entries are only ever added, so the oldest of a set is the next in turn.
-    std::uint32_t& oldest = oldest_[index];
+    // Entries are only ever added, so the oldest of a set is the next in turn. Read once into a
+    // local: the stores below may alias it for the compiler, and each reload of it behind them
+    // stalled the host on the stores (a quarter of the replay's time went to this function).
+    const std::uint32_t oldest = oldest_[index];
     tags_[first + oldest] = tag;
     entries_[first + oldest] = {ready, 0, sectors};
-    oldest = oldest + 1 == static_cast<std::uint32_t>(ways_) ? 0 : oldest + 1;
+    // Wrapped without a branch: a set's turn is as good as random to the host's predictor.
+    const std::uint32_t next = oldest + 1;
+    oldest_[index] = next & (0u - static_cast<std::uint32_t>(next != static_cast<std::uint32_t>(ways_)));
   }
 
   // Which set a line maps to; every coalescer of one GPU has the same sets.

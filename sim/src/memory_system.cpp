@@ -68,8 +68,12 @@ void MemorySystem::gather_lines(const Box& box, int partition) {
     const LineAddress per_row = static_cast<Address>(box.row_bytes) >> line_shift;
     const LineAddress stride = static_cast<Address>(box.row_stride) >> line_shift;
     LineAddress first = box.base >> line_shift;
-    for (int r = 0; r < box.rows; ++r, first += stride)
-      for (LineAddress line = first; line < first + per_row; ++line) *out++ = request(line, full);
+    if (per_row == 1) { // the usual TMA box: one loop, not one a row
+      for (int r = 0; r < box.rows; ++r, first += stride) *out++ = request(first, full);
+    } else {
+      for (int r = 0; r < box.rows; ++r, first += stride)
+        for (LineAddress line = first; line < first + per_row; ++line) *out++ = request(line, full);
+    }
   } else {
     for (int r = 0; r < box.rows; ++r) {
       const Address begin = box.base + static_cast<Address>(r) * box.row_stride;
