@@ -60,23 +60,44 @@ __device__ __forceinline__ void issue_half(float (&acc)[WideShape::accumulators]
   ptx::wgmma_commit_group();
 }
 
+// W's k16 steps First .. First + 3 into `frag` on this warp's path: two multiplies where a scale byte
+// of its stage is above kSingleMultiplyMaxScale, else one.
+template <int First>
+__device__ __forceinline__ void convert_w_half(bool two_steps, uint32_t w_stage, const FragmentWords<kBlockK>& src,
+                                               const BlockScaleWords<WideShape>& words, const XUnits<WideShape>& units,
+                                               const BlockScales<WideShape, false>& one, uint32_t (&frag)[4][4]) {
+  if (two_steps) {
+    const BlockScales<WideShape, true> scales(words, units.block);
+    convert_w_steps<First, 4, true>(w_stage, src, scales.w, frag);
+  } else {
+    convert_w_steps<First, 4, false>(w_stage, src, one.w, frag);
+  }
+}
+
 // One stage of this consumer (see the header comment); `x_desc_lo` is the descriptor of X copy g % 3.
-template <bool TwoSteps>
-__device__ __forceinline__ void wide_stage(uint32_t x_stage, uint32_t x_bf16, uint32_t w_stage, uint64_t* empty,
-                                           const XUnits<WideShape>& units, const FragmentWords<kBlockK>& src,
-                                           const BlockScaleWords<WideShape>& words, uint32_t x_desc_lo,
-                                           uint32_t x_desc_hi, uint32_t (&first)[4][4], uint32_t (&second)[4][4],
-                                           float (&acc)[WideShape::accumulators]) {
-  const BlockScales<WideShape, TwoSteps> scales(words, units.block);
-  convert_x_units<WideShape, TwoSteps>(x_stage, x_bf16, units, scales.x);
+// `two_steps` is this warp's own choice; every wgmma instruction (fence, issue, commit, wait) stays
+// outside its branches, so that the four warps of the warpgroup execute the same ones, as PTX's
+// .aligned asks of them, whichever path each takes.
+__device__ __forceinline__ void wide_stage(bool two_steps, uint32_t x_stage, uint32_t x_bf16, uint32_t w_stage,
+                                           uint64_t* empty, const XUnits<WideShape>& units,
+                                           const FragmentWords<kBlockK>& src, const BlockScaleWords<WideShape>& words,
+                                           uint32_t x_desc_lo, uint32_t x_desc_hi, uint32_t (&first)[4][4],
+                                           uint32_t (&second)[4][4], float (&acc)[WideShape::accumulators]) {
+  const BlockScales<WideShape, false> one(words, units.block);
+  if (two_steps) {
+    const BlockScales<WideShape, true> scales(words, units.block);
+    convert_x_units<WideShape, true>(x_stage, x_bf16, units, scales.x);
+  } else {
+    convert_x_units<WideShape, false>(x_stage, x_bf16, units, one.x);
+  }
   ptx::wgmma_wait_group<1>(); // the previous stage's first group has read `first`
   keep_fragments(first);
-  convert_w_steps<0, 4, TwoSteps>(w_stage, src, scales.w, first);
+  convert_w_half<0>(two_steps, w_stage, src, words, units, one, first);
   ptx::named_barrier_sync(3, 256); // both consumers' halves of X are stored
   issue_half<0>(acc, first, x_desc_lo, x_desc_hi);
   ptx::wgmma_wait_group<1>(); // the previous stage's second group has read `second`
   keep_fragments(second);
-  convert_w_steps<4, 4, TwoSteps>(w_stage, src, scales.w, second);
+  convert_w_half<4>(two_steps, w_stage, src, words, units, one, second);
   __syncwarp();
   if (threadIdx.x % 32 == 0) ptx::mbarrier_arrive(empty); // this warp's reads of the FP8 stage are done
   issue_half<4>(acc, second, x_desc_lo, x_desc_hi);
@@ -115,12 +136,8 @@ __device__ __forceinline__ void wide_consumer_loop(const Params& p, const Shared
       const uint32_t x_stage = ptx::smem_addr(ring.x(s)), x_bf16 = ptx::smem_addr(ring.x_bf16(copy)),
                      w_stage = ptx::smem_addr(ring.w(s)) + consumer * Shape::consumer_w_bytes;
       const uint32_t x_desc_lo = static_cast<uint32_t>(x_desc) + copy * (Shape::x_bf16_bytes >> 4);
-      if (__any_sync(0xFFFFFFFFu, largest > mxfp8_dequant::kSingleMultiplyMaxScale))
-        wide_stage<true>(x_stage, x_bf16, w_stage, ring.empty(s), units, src, current, x_desc_lo, x_desc_hi, first,
-                         second, acc);
-      else
-        wide_stage<false>(x_stage, x_bf16, w_stage, ring.empty(s), units, src, current, x_desc_lo, x_desc_hi, first,
-                          second, acc);
+      wide_stage(__any_sync(0xFFFFFFFFu, largest > mxfp8_dequant::kSingleMultiplyMaxScale), x_stage, x_bf16, w_stage,
+                 ring.empty(s), units, src, current, x_desc_lo, x_desc_hi, first, second, acc);
       cursor.advance(ring.stages);
       copy = copy == Shape::x_copies - 1 ? 0 : copy + 1;
     }
