@@ -2,16 +2,14 @@
 
 #include "models/json_fields.h"
 #include "models/power_limit.h"
+#include "validation/compare/parallel_jobs.h"
 #include "validation/compare/result_checks.h"
 #include "sim/gpu_simulator.h"
 
 #include <algorithm>
-#include <atomic>
-#include <exception>
 #include <filesystem>
 #include <numeric>
 #include <stdexcept>
-#include <thread>
 
 namespace tilesim {
 
@@ -64,7 +62,6 @@ std::vector<ConfigurationError> validate_dataset(const GpuProfile& gpu, const st
                                                  unsigned threads, bool at_measured_clock) {
   for (const auto& c : dataset) check_measurement(c.measured, c.file, gpu);
   std::vector<ConfigurationError> rows(dataset.size());
-  std::vector<std::exception_ptr> errors(dataset.size());
   // Longest first: a configuration looks up L2 lines in proportion to M*N*K*(1/tile_m + 1/tile_n),
   // so the last ones to start are short and every thread stays busy to the end.
   std::vector<double> cost(dataset.size(), 0.0);
@@ -79,32 +76,20 @@ std::vector<ConfigurationError> validate_dataset(const GpuProfile& gpu, const st
   std::vector<size_t> order(dataset.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cost[a] > cost[b]; });
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t n = next++; n < dataset.size(); n = next++) {
-      const size_t i = order[n];
-      try {
-        const KernelSpec spec = kernel_spec_of(dataset[i].measured, dataset[i].file);
-        GpuProfile run_gpu = gpu;
-        const nlohmann::json& extra = dataset[i].measured.extra;
-        if (at_measured_clock && extra.contains("sm_clock_mhz") && extra["sm_clock_mhz"].is_number())
-          run_gpu.sm.clock_mhz = extra["sm_clock_mhz"].get<double>();
-        else if (!at_measured_clock && extra.contains("power_limit_w") && extra["power_limit_w"].is_number())
-          run_gpu = at_power_limit(gpu, extra["power_limit_w"].get<double>(), dataset[i].file + ": extra.power_limit_w");
-        const KernelResult predicted = simulate(run_gpu, spec, {.record_tiles = false, .progress = {}});
-        rows[i] = compare_results(predicted, dataset[i].measured);
-        rows[i].id = dataset[i].id;
-        rows[i].held_back = is_held_back(dataset[i].id);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < std::max(1u, std::min<unsigned>(threads, dataset.size())); ++t) pool.emplace_back(worker);
-  for (auto& t : pool) t.join();
-  for (const auto& e : errors)
-    if (e) std::rethrow_exception(e);
+  run_parallel_jobs(dataset.size(), threads, [&](size_t n) {
+    const size_t i = order[n];
+    const KernelSpec spec = kernel_spec_of(dataset[i].measured, dataset[i].file);
+    GpuProfile run_gpu = gpu;
+    const nlohmann::json& extra = dataset[i].measured.extra;
+    if (at_measured_clock && extra.contains("sm_clock_mhz") && extra["sm_clock_mhz"].is_number())
+      run_gpu.sm.clock_mhz = extra["sm_clock_mhz"].get<double>();
+    else if (!at_measured_clock && extra.contains("power_limit_w") && extra["power_limit_w"].is_number())
+      run_gpu = at_power_limit(gpu, extra["power_limit_w"].get<double>(), dataset[i].file + ": extra.power_limit_w");
+    const KernelResult predicted = simulate(run_gpu, spec, {.record_tiles = false, .progress = {}});
+    rows[i] = compare_results(predicted, dataset[i].measured);
+    rows[i].id = dataset[i].id;
+    rows[i].held_back = is_held_back(dataset[i].id);
+  });
   return rows;
 }
 

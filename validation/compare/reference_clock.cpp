@@ -3,14 +3,11 @@
 #include "models/json_fields.h"
 #include "models/power_limit.h"
 #include "sim/gpu_simulator.h"
+#include "validation/compare/parallel_jobs.h"
 
-#include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdio>
-#include <exception>
 #include <map>
-#include <thread>
 
 namespace tilesim {
 namespace {
@@ -122,20 +119,7 @@ std::vector<ReferenceReading> set_reference_clocks(const GpuProfile& gpu, std::v
     if (added) jobs.push_back({at_limit, std::move(ref), {}});
     figures.emplace_back(i, it->second);
   }
-  std::vector<std::exception_ptr> errors(jobs.size());
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t n = next++; n < jobs.size(); n = next++) try {
-        jobs[n].reading = read_clock(jobs[n].gpu, jobs[n].ref);
-      } catch (...) {
-        errors[n] = std::current_exception();
-      }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < std::max(1u, std::min<unsigned>(threads, jobs.size())); ++t) pool.emplace_back(worker);
-  for (auto& t : pool) t.join();
-  for (const auto& e : errors)
-    if (e) std::rethrow_exception(e);
+  run_parallel_jobs(jobs.size(), threads, [&](size_t n) { jobs[n].reading = read_clock(jobs[n].gpu, jobs[n].ref); });
 
   std::vector<ReferenceReading> readings;
   for (const auto& [i, job] : figures) {
