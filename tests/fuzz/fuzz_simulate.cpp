@@ -19,8 +19,10 @@ tilesim::GpuProfile small_gpu(int sm_count) {
   static const nlohmann::json h100 = tilesim::read_json_file(TILESIM_SOURCE_DIR "/models/gpus/h100_sxm.json", "GPU profile");
   nlohmann::json j = h100;
   for (const char* key : {"dispatch_order", "cluster_dispatch_order", "gpc"}) j["sm"].erase(key);
-  for (const char* key : {"sm_partition", "coalescer_lines_per_gpc", "coalescer_ways", "coalescer_merges_per_request"})
+  for (const char* key : {"sm_partition", "coalescer_lines_per_gpc", "coalescer_ways", "coalescer_merges_per_request",
+                          "sm_service_factor"})
     j["l2"].erase(key);
+  j["dram"].erase("sm_service_factor");
   j["sm"]["count"]["value"] = sm_count;
   j["l2"]["size_bytes"]["value"] = 1 << 20;
   return tilesim::parse_gpu_profile(j, "small_gpu.json");
