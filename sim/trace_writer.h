@@ -19,9 +19,12 @@ struct TraceProcess {
   std::string file;           // where the result came from, for error messages
 };
 
-// Throws SpecError naming the file and `tiles` when a result has no per-tile records.
-nlohmann::json chrome_trace(const std::vector<TraceProcess> &processes);
+// Throws SpecError naming the file and `tiles` when a result has no per-tile records. A non-empty
+// `command` (what wrote the trace, e.g. tilesim-measure's command line) is kept at the top level,
+// beside the events, so that a committed trace says how to reproduce it as a result file does.
+nlohmann::json chrome_trace(const std::vector<TraceProcess> &processes, const std::string &command = "");
 // Throws SpecError naming `path` when it cannot be written.
-void write_chrome_trace(const std::vector<TraceProcess> &processes, const std::string &path);
+void write_chrome_trace(const std::vector<TraceProcess> &processes, const std::string &path,
+                        const std::string &command = "");
 
 } // namespace tilesim

@@ -26,7 +26,7 @@ nlohmann::json tile_args(const TileRecord &t) {
 
 } // namespace
 
-nlohmann::json chrome_trace(const std::vector<TraceProcess> &processes) {
+nlohmann::json chrome_trace(const std::vector<TraceProcess> &processes, const std::string &command) {
   nlohmann::json events = nlohmann::json::array();
   nlohmann::json results = nlohmann::json::array();
   for (std::size_t i = 0; i < processes.size(); ++i) {
@@ -62,11 +62,13 @@ nlohmann::json chrome_trace(const std::vector<TraceProcess> &processes) {
                        {"time_ms", r.time_ms},
                        {"kernel", r.kernel.value("name", "")}});
   }
-  return {{"traceEvents", events}, {"displayTimeUnit", "ns"}, {"otherData", {{"tilesim_results", results}}}};
+  nlohmann::json trace{{"traceEvents", events}, {"displayTimeUnit", "ns"}, {"otherData", {{"tilesim_results", results}}}};
+  if (!command.empty()) trace["command"] = command;
+  return trace;
 }
 
-void write_chrome_trace(const std::vector<TraceProcess> &processes, const std::string &path) {
-  write_output_file(path, chrome_trace(processes).dump() + '\n', "--trace-out");
+void write_chrome_trace(const std::vector<TraceProcess> &processes, const std::string &path, const std::string &command) {
+  write_output_file(path, chrome_trace(processes, command).dump() + '\n', "--trace-out");
 }
 
 } // namespace tilesim

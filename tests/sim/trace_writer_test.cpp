@@ -43,6 +43,7 @@ TEST_CASE("trace writer: a file Perfetto reads, loaded back slice by slice", "[t
   std::remove(path.c_str());
 
   CHECK(trace.at("displayTimeUnit") == "ns");
+  CHECK_FALSE(trace.contains("command")); // none given
   for (int pid : {1, 2}) {
     const auto slices = events(trace, "X", pid);
     REQUIRE(slices.size() == 3);
@@ -65,6 +66,13 @@ TEST_CASE("trace writer: a file Perfetto reads, loaded back slice by slice", "[t
   CHECK_FALSE(events(trace, "X", 2)[0].at("args").contains("a_hit_sectors"));
   const auto names = events(trace, "M", 2);
   CHECK(names[0].at("args").at("name") == "measured (measured, row_major)");
+}
+
+TEST_CASE("trace writer: the command that wrote the trace is kept beside its events", "[trace]") {
+  const KernelResult m = three_tiles("measured");
+  const nlohmann::json trace = chrome_trace({{"measured", &m, "m.json"}}, "tilesim-measure --kernel k.json --trace --trace-out t.json");
+  CHECK(trace.at("command") == "tilesim-measure --kernel k.json --trace --trace-out t.json");
+  CHECK(trace.at("traceEvents").size() == chrome_trace({{"measured", &m, "m.json"}}).at("traceEvents").size());
 }
 
 TEST_CASE("trace writer: a result without tiles names the file and the fix", "[trace]") {

@@ -86,7 +86,8 @@ int main(int argc, char** argv) {
     options.counters = vm.count("no-counters") == 0;
     const tilesim::KernelResult result = tilesim::measure::measure_kernel(options);
     tilesim::save_kernel_result(result, out);
-    if (!trace_out.empty()) tilesim::write_chrome_trace({{"measured", &result, out}}, trace_out);
+    if (!trace_out.empty())
+      tilesim::write_chrome_trace({{"measured", &result, out}}, trace_out, result.provenance.value("command", ""));
     std::cerr << "tilesim-measure: " << result.order << ": " << result.time_ms << " ms, " << result.tflops
               << " TFLOP/s, L2 hit " << result.l2_hit_rate << ", DRAM read " << result.dram_read_bytes
               << " B -> " << out << '\n';
