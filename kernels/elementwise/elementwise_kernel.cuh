@@ -20,15 +20,18 @@
 
 namespace tilesim::kernels {
 
-__device__ __forceinline__ float to_float(float v) { return v; }
-__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-__device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
-template <typename T> __device__ __forceinline__ T from_float(float v);
-template <> __device__ __forceinline__ float from_float<float>(float v) { return v; }
-template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
-template <> __device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
+__host__ __device__ __forceinline__ float to_float(float v) { return v; }
+__host__ __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+__host__ __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
+template <typename T> __host__ __device__ __forceinline__ T from_float(float v);
+template <> __host__ __device__ __forceinline__ float from_float<float>(float v) { return v; }
+template <> __host__ __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+template <> __host__ __device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
 
-template <ElementwiseOp Op> __device__ __forceinline__ float apply(float a, float b) {
+// Host-callable for add and mul only (relu and gelu use device intrinsics).
+template <ElementwiseOp Op> __host__ __device__ __forceinline__ float apply(float a, float b) {
   if constexpr (Op == ElementwiseOp::add) return a + b;
   if constexpr (Op == ElementwiseOp::mul) return a * b;
   if constexpr (Op == ElementwiseOp::relu) return relu(a);
@@ -43,21 +46,28 @@ template <typename T, int Vector> struct alignas(sizeof(T) * Vector) Pack {
 };
 
 template <typename T, int Vector, ElementwiseOp Op>
-__device__ __forceinline__ Pack<T, Vector> apply_pack(const Pack<T, Vector>& a, const Pack<T, Vector>& b) {
+__host__ __device__ __forceinline__ Pack<T, Vector> apply_pack(const Pack<T, Vector>& a, const Pack<T, Vector>& b) {
   Pack<T, Vector> r;
 #pragma unroll
   for (int i = 0; i < Vector; ++i) r.v[i] = from_float<T>(apply<Op>(to_float(a.v[i]), to_float(b.v[i])));
   return r;
 }
 
-// One CTA step: thread t's Unroll vectors of the step, all loads issued before the first use.
+// One CTA step of thread `thread`: its Unroll vectors, all loads issued before the first use. In
+// the step that holds the end, the vectors before the end still move whole and only the one that
+// crosses it goes element by element, every load of the thread issued before the first use, so the
+// tail costs one trip to memory. (Finished element after element, it cost up to Unroll + Vector - 1
+// dependent trips: 64 x 4 x 4 at 1,000,003 elements was 0.83 of 256 x 4, kernels/elementwise/NOTES.md.)
+// Host-callable, so that tests/kernels/elementwise_tail_test.cpp can run every thread of a last
+// step on the host.
 template <typename T, int Vector, int Unroll, ElementwiseOp Op, typename Index>
-__device__ __forceinline__ void elementwise_step(const T* __restrict__ x, const T* __restrict__ y, T* __restrict__ out,
-                                                 Index elements, Index step, Index stride) {
+__host__ __device__ __forceinline__ void elementwise_step(const T* __restrict__ x, const T* __restrict__ y,
+                                                          T* __restrict__ out, Index elements, Index step, Index thread,
+                                                          Index stride) {
   using V = Pack<T, Vector>;
-  const Index first = step * stride * Unroll + static_cast<Index>(threadIdx.x) * Vector;
+  const Index first = step * stride * Unroll + thread * Vector;
+  V a[Unroll], b[Unroll];
   if (first + (Unroll - 1) * stride + Vector <= elements) {
-    V a[Unroll], b[Unroll];
 #pragma unroll
     for (int u = 0; u < Unroll; ++u) {
       a[u] = *reinterpret_cast<const V*>(x + first + u * stride);
@@ -65,11 +75,29 @@ __device__ __forceinline__ void elementwise_step(const T* __restrict__ x, const 
     }
 #pragma unroll
     for (int u = 0; u < Unroll; ++u) *reinterpret_cast<V*>(out + first + u * stride) = apply_pack<T, Vector, Op>(a[u], b[u]);
-  } else { // the masked tail: this thread's vectors that reach past the end
-    for (int u = 0; u < Unroll; ++u) {
-      const Index begin = first + u * stride;
-      for (Index i = begin; i < begin + Vector && i < elements; ++i)
-        out[i] = from_float<T>(apply<Op>(to_float(x[i]), is_binary(Op) ? to_float(y[i]) : 0.0f));
+    return;
+  }
+  // The last step, one vector after another: whole vectors whole, the one crossing the end with its
+  // elements' loads issued together. (All of the step's loads first would take the tail's
+  // registers past the whole step's, 34 to 48 for 4 fp32 vectors, and ptxas then reschedules the
+  // whole step too: one of C2's losing kernels.)
+#pragma unroll
+  for (int u = 0; u < Unroll; ++u) {
+    const Index begin = first + u * stride;
+    if (begin + Vector <= elements) {
+      a[u] = *reinterpret_cast<const V*>(x + begin);
+      if constexpr (is_binary(Op)) b[u] = *reinterpret_cast<const V*>(y + begin);
+      *reinterpret_cast<V*>(out + begin) = apply_pack<T, Vector, Op>(a[u], b[u]);
+    } else if (begin < elements) {
+#pragma unroll
+      for (int i = 0; i < Vector; ++i) {
+        a[u].v[i] = begin + i < elements ? x[begin + i] : T{};
+        if constexpr (is_binary(Op)) b[u].v[i] = begin + i < elements ? y[begin + i] : T{};
+      }
+      const V r = apply_pack<T, Vector, Op>(a[u], b[u]);
+#pragma unroll
+      for (int i = 0; i < Vector; ++i)
+        if (begin + i < elements) out[begin + i] = r.v[i];
     }
   }
 }
@@ -87,13 +115,14 @@ __global__ void elementwise_kernel(const T* __restrict__ x, const T* __restrict_
   if constexpr (Traced) trace_cta_start(trace);
   [[maybe_unused]] bool traced_first = false;
   const Index stride = static_cast<Index>(blockDim.x) * Vector; // between a thread's vectors
+  const Index thread = static_cast<Index>(threadIdx.x);
   if constexpr (Strided) {
     for (Index step = blockIdx.x; step < steps; step += gridDim.x) {
-      elementwise_step<T, Vector, Unroll, Op, Index>(x, y, out, elements, step, stride);
+      elementwise_step<T, Vector, Unroll, Op, Index>(x, y, out, elements, step, thread, stride);
       if constexpr (Traced) trace_first_data(trace, traced_first);
     }
   } else {
-    elementwise_step<T, Vector, Unroll, Op, Index>(x, y, out, elements, static_cast<Index>(blockIdx.x), stride);
+    elementwise_step<T, Vector, Unroll, Op, Index>(x, y, out, elements, static_cast<Index>(blockIdx.x), thread, stride);
     if constexpr (Traced) trace_first_data(trace, traced_first);
   }
   if constexpr (Traced) trace_cta_end(trace);
