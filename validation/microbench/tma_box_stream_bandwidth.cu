@@ -7,6 +7,11 @@
 // stage's mbarrier before it reuses the stage. Each DRAM configuration reads its matrix once, after
 // the L2 has been flushed. Elapsed time is the latest %globaltimer end minus the earliest start
 // over the CTAs. Output: one JSON object on stdout.
+// With the argument `active_sms` it runs a second set instead (issue 16, validation/NOTES.md, "The
+// bias, decomposed"): the W stream with 33, 66, 99 and 132 CTAs (one per SM), to see how much more
+// of DRAM one SM's stream takes when fewer SMs stream; and all 132 pausing between bands, the
+// pauses staggered over the CTAs, as a persistent GEMM's CTAs pause for their epilogue and tile
+// scheduler call, to see whether the streaming SMs take up what the pausing ones leave.
 #include "check_cuda.cuh"
 #include "kernels/common/ptx_wrappers.cuh"
 
@@ -46,6 +51,9 @@ struct BoxWalk {
   // true: CTA b loads whole bands b, b+grid, ..., walking K as one GEMM mainloop walks one tile.
   // false: CTA b loads boxes b, b+grid, ... of the list, so CTAs load neighbouring boxes at once.
   bool band_round_robin;
+  // Every pause_every boxes the CTA issues nothing for pause_ns (the boxes in flight still land);
+  // CTA b's first pause comes after pause_every * b / grid boxes, so the pauses are spread in time.
+  int pause_every, pause_ns;
 };
 
 struct CtaTiming {
@@ -92,11 +100,17 @@ __global__ void __launch_bounds__(32, 1)
   const long long steps = steps_of_cta(w);
   const long long c0 = clock64();
   const uint64_t g0 = ptx::global_timer_ns();
+  const long long pause_phase = w.pause_every > 0 ? w.pause_every * static_cast<long long>(blockIdx.x) / gridDim.x : 0;
   for (long long j = 0; j < steps + w.stages; ++j) {
     const int s = static_cast<int>(j % w.stages);
     if (j >= w.stages && !mbarrier_wait_bounded(&full[s], ((j / w.stages) - 1) & 1)) {
       atomicAdd(hung, 1u);
       return;
+    }
+    if (w.pause_every > 0 && j < steps && (j + w.pause_every - pause_phase) % w.pause_every == 0 && j > 0) {
+      const uint64_t until = ptx::global_timer_ns() + w.pause_ns;
+      while (ptx::global_timer_ns() < until) {
+      }
     }
     if (j < steps) {
       const int2 box = box_of_step(w, j);
@@ -171,6 +185,8 @@ struct Config {
   long long target_bytes; // matrix footprint, rounded down to whole bands (and bands to whole waves)
   int passes;             // > 1 only for the L2-resident run: no flush, warmed first
   const char* note;
+  int ctas = 0; // CTAs streaming, one per SM; 0: every SM
+  int pause_every = 0, pause_ns = 0;
 };
 
 struct Device {
@@ -184,10 +200,11 @@ struct Device {
 
 std::string run_config(const Config& c, const Device& d) {
   BoxWalk w{c.box_cols, c.box_rows, c.box_cols * c.box_rows * 2, c.cols / c.box_cols, 0, c.passes, c.stages,
-            c.band_round_robin};
+            c.band_round_robin, c.pause_every, c.pause_ns};
+  const int grid = c.ctas > 0 ? std::min(c.ctas, d.sms) : d.sms;
   const long long band_bytes = static_cast<long long>(c.box_rows) * c.cols * 2;
   long long bands = c.target_bytes / band_bytes;
-  if (c.band_round_robin) bands -= bands % d.sms; // every CTA gets the same number of bands
+  if (c.band_round_robin) bands -= bands % grid; // every CTA gets the same number of bands
   const int smem = c.stages * w.box_bytes + 1024;
   if (bands <= 0 || bands * c.box_rows > (1LL << 31) - 1 || c.stages > kMaxStages)
     throw std::runtime_error("matrix shape or stage count out of range");
@@ -203,32 +220,33 @@ std::string run_config(const Config& c, const Device& d) {
   std::string out = format(
       "{\"name\": \"%s\", \"note\": \"%s\", \"matrix_rows\": %lld, \"matrix_cols\": %d, \"row_stride_bytes\": %d, "
       "\"box_cols\": %d, \"box_rows\": %d, \"box_bytes\": %d, \"swizzle\": \"%s\", \"stages\": %d, \"walk\": \"%s\", "
-      "\"passes\": %d, \"l2_flushed_first\": %s, \"footprint_bytes\": %lld, \"bytes\": %.0f,\n   \"repeats\": [",
+      "\"passes\": %d, \"l2_flushed_first\": %s, \"footprint_bytes\": %lld, \"bytes\": %.0f, \"ctas\": %d, "
+      "\"pause_every_boxes\": %d, \"pause_ns\": %d,\n   \"repeats\": [",
       c.name, c.note, rows, c.cols, c.cols * 2, c.box_cols, c.box_rows, w.box_bytes, c.swizzle_128b ? "128B" : "none",
       c.stages, c.band_round_robin ? "band_round_robin_k_fastest" : "box_round_robin", c.passes,
-      c.passes == 1 ? "true" : "false", rows * c.cols * 2, bytes);
+      c.passes == 1 ? "true" : "false", rows * c.cols * 2, bytes, grid, c.pause_every, c.pause_ns);
   std::vector<double> elapsed;
-  std::vector<CtaTiming> t(d.sms);
+  std::vector<CtaTiming> t(grid);
   for (int rep = 0; rep < kRepeats; ++rep) {
     if (c.passes == 1) {
       flush_l2<<<d.sms * 4, 256>>>(d.flush, kFlushBytes / sizeof(uint4), d.scratch + 1);
     } else { // warm the L2 with one pass over the footprint
       BoxWalk warm = w;
       warm.passes = 1;
-      box_stream_kernel<<<d.sms, 32, smem>>>(map, warm, d.timing, d.scratch);
+      box_stream_kernel<<<grid, 32, smem>>>(map, warm, d.timing, d.scratch);
     }
     check(cudaGetLastError(), "flush/warm launch");
     check(cudaMemsetAsync(d.scratch, 0, sizeof(unsigned)), "cudaMemsetAsync");
     check(cudaMemsetAsync(d.timing, 0, d.sms * sizeof(CtaTiming)), "cudaMemsetAsync");
     check(cudaEventRecord(d.e0), "cudaEventRecord");
-    box_stream_kernel<<<d.sms, 32, smem>>>(map, w, d.timing, d.scratch);
+    box_stream_kernel<<<grid, 32, smem>>>(map, w, d.timing, d.scratch);
     check(cudaGetLastError(), "box_stream_kernel launch");
     check(cudaEventRecord(d.e1), "cudaEventRecord");
     wait_bounded(d.e1);
     unsigned hung = 0;
     check(cudaMemcpy(&hung, d.scratch, sizeof hung, cudaMemcpyDeviceToHost), "cudaMemcpy(watchdog)");
     if (hung) throw std::runtime_error(format("device watchdog: %u CTAs waited over 1 s for a box", hung));
-    check(cudaMemcpy(t.data(), d.timing, d.sms * sizeof(CtaTiming), cudaMemcpyDeviceToHost), "cudaMemcpy(timing)");
+    check(cudaMemcpy(t.data(), d.timing, grid * sizeof(CtaTiming), cudaMemcpyDeviceToHost), "cudaMemcpy(timing)");
     float event_ms = 0;
     check(cudaEventElapsedTime(&event_ms, d.e0, d.e1), "cudaEventElapsedTime");
     unsigned long long first = ~0ULL, last = 0;
@@ -242,8 +260,8 @@ std::string run_config(const Config& c, const Device& d) {
     const double ns = static_cast<double>(last - first);
     elapsed.push_back(ns);
     out += format("%s\n    {\"elapsed_ns\": %.0f, \"event_ns\": %.0f, \"mean_cta_ns\": %.0f, \"tb_per_s\": %.4f, "
-                  "\"sm_clock_mhz\": %.0f}",
-                  rep ? "," : "", ns, event_ms * 1e6, cta_ns / d.sms, bytes / ns * 1e-3,
+                  "\"gb_per_s_per_sm\": %.2f, \"sm_clock_mhz\": %.0f}",
+                  rep ? "," : "", ns, event_ms * 1e6, cta_ns / grid, bytes / ns * 1e-3, bytes / grid / (cta_ns / grid),
                   cta_ns > 0 ? cycles / cta_ns * 1e3 : 0.0);
   }
   std::sort(elapsed.begin(), elapsed.end());
@@ -254,7 +272,12 @@ std::string run_config(const Config& c, const Device& d) {
 
 } // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  const bool active_sms = argc > 1 && std::string(argv[1]) == "active_sms";
+  if (argc > 1 && !active_sms) {
+    std::fprintf(stderr, "%s: unknown argument %s; give none, or active_sms\n", kProgram, argv[1]);
+    return 2;
+  }
   cudaDeviceProp prop{};
   int device_count = 0;
   if (cudaGetDeviceCount(&device_count) != cudaSuccess || device_count == 0 ||
@@ -281,7 +304,7 @@ int main() {
   // shared memory, hence 6; 128B swizzle caps a box row at 128 B, hence the unswizzled k_major_wide.
   const int k = 7168;
   const long long all = kMatrixBytes, l2 = 16LL << 20;
-  const std::vector<Config> configs{
+  std::vector<Config> configs{
       {"w_stream", k, 64, 256, 4, true, true, all, 1, "the GEMM's W tile: 256 rows x 128 B, 14336 B apart"},
       {"w_stream_rows128", k, 64, 128, 4, true, true, all, 1, "16 KB boxes, the shape of the GEMM's X tile"},
       {"w_stream_rows128_stages8", k, 64, 128, 8, true, true, all, 1, "16 KB boxes, bytes in flight as w_stream"},
@@ -293,6 +316,21 @@ int main() {
       {"k_major_wide", k, 256, 64, 4, false, true, all, 1, "64 rows x 512 B, unswizzled (128B swizzle: <= 128 B)"},
       {"l2_resident", k, 64, 256, 4, true, false, l2, 20, "w_stream boxes, 16 MB read 20 times from a warm L2"},
   };
+  if (active_sms) {
+    // w_stream's boxes (a band of 112 boxes is 3.5 MB, ~150 us of one SM's share of DRAM; 8 a CTA).
+    const long long gb = all;
+    const char* note_n = "w_stream, N CTAs streaming (one per SM), the other SMs idle";
+    const char* note_p = "w_stream, every CTA pausing pause_ns after each 112-box band, the pauses staggered";
+    configs = {
+        {"sms132", k, 64, 256, 4, true, true, gb, 1, note_n, 132},
+        {"sms99", k, 64, 256, 4, true, true, gb, 1, note_n, 99},
+        {"sms66", k, 64, 256, 4, true, true, gb, 1, note_n, 66},
+        {"sms33", k, 64, 256, 4, true, true, gb, 1, note_n, 33},
+        {"sms132_pause15us", k, 64, 256, 4, true, true, gb, 1, note_p, 132, 112, 15000},
+        {"sms132_pause40us", k, 64, 256, 4, true, true, gb, 1, note_p, 132, 112, 40000},
+        {"sms132_again", k, 64, 256, 4, true, true, gb, 1, note_n, 132},
+    };
+  }
   std::string entries;
   bool host_timeout = false;
   for (const Config& c : configs) {
