@@ -5,7 +5,11 @@
 // buffer, where two fit in TMEM. With a cluster of two the pair runs one (2 tile.m) x tile.n MMA
 // (cta_group::2): each CTA loads its own tile.m rows of A and half of B, the pair shares its B
 // tile by construction, and the work items walk the launch order over pair tiles. Block-scaled
-// types (mxfp8, mxfp4) load an 8-bit scale per 32 K-elements of each operand row beside it.
+// types (mxfp8, mxfp4) load an 8-bit scale per 32 K-elements of each operand row beside it; both
+// CTAs of a pair hold the scales of all tile.n columns of B, which the MMA reads from each SM's
+// tensor memory, multicast so each CTA fetches half (CUTLASS
+// examples/python/CuTeDSL/blackwell/dense_blockscaled_gemm_persistent.py: SFB tiled for one CTA
+// over round_up(N, 128) columns, multicast across the pair).
 #include "sim/kernel_model.h"
 
 #include "models/spec_error.h"
@@ -60,7 +64,8 @@ public:
     const int a_bits = dtype_bits(spec.a_dtype), b_bits = dtype_bits(spec.b_dtype);
     const int b_rows = spec.tile.n / pair_; // each CTA of a pair holds half of B
     a_scale_bytes_ = scaled_ ? spec.tile.m * spec.tile.k / kScaleBlock : 0;
-    b_scale_bytes_ = scaled_ ? b_rows * spec.tile.k / kScaleBlock : 0;
+    b_scale_bytes_ = scaled_ ? b_rows * spec.tile.k / kScaleBlock : 0; // this CTA's half of the multicast
+    const ByteCount b_scales_held = b_scale_bytes_ * pair_;
     const double stage_bytes = (static_cast<double>(spec.tile.m) * spec.tile.k * a_bits +
                                 static_cast<double>(b_rows) * spec.tile.k * b_bits) / 8;
 
@@ -78,19 +83,23 @@ public:
                        spec.tile.n / (32.0 * gpu.sm.warp_schedulers);
 
     // TMEM holds the accumulators (one column per output column) and, block-scaled, the scales
-    // (tcgen05.cp from shared memory; one more allocation unit).
+    // (tcgen05.cp from shared memory; one more allocation unit). Two accumulators run where two fit;
+    // where the scales leave no room for two whole ones (tile.n = 256), CUTLASS's block-scaled
+    // kernels overlap them by the scales' columns and the epilogue frees the overlap first, so the
+    // next tile's MMA waits only for those columns' loads (dense_blockscaled_gemm_persistent.py,
+    // overlapping_accum): counted as two.
     const int columns = gpu.sm.tensor_memory_bytes / (kTmemLanes * 4);
-    const int free_columns = columns - (scaled_ ? kTmemAllocationColumns : 0);
-    accumulator_buffers_ = std::clamp(free_columns / spec.tile.n, 0, 2);
-    if (accumulator_buffers_ == 0)
+    const int scale_columns = scaled_ ? kTmemAllocationColumns : 0;
+    if (spec.tile.n + scale_columns > columns)
       throw SpecError(spec.source, "tile.n", "a " + std::to_string(spec.tile.n) + "-column accumulator does not fit in tensor memory",
                       "use a smaller tile.n");
+    accumulator_buffers_ = std::min(2, columns / spec.tile.n);
 
     resources_.threads = spec.warps * 32;
     resources_.registers_per_thread =
         std::min(gpu.sm.max_registers_per_thread, gpu.sm.registers / resources_.threads / 8 * 8);
     resources_.shared_memory_bytes =
-        static_cast<int>(spec.stages * (stage_bytes + a_scale_bytes_ + b_scale_bytes_)) + kBarrierBytes;
+        static_cast<int>(spec.stages * (stage_bytes + a_scale_bytes_ + b_scales_held)) + kBarrierBytes;
     if (resources_.shared_memory_bytes > gpu.sm.max_shared_memory_per_cta_bytes)
       throw SpecError(spec.source, "stages",
                       std::to_string(spec.stages) + " stages need " + std::to_string(resources_.shared_memory_bytes) +

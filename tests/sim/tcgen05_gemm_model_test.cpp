@@ -57,20 +57,25 @@ TEST_CASE("tcgen05 MMA time is the larger of the math and the shared-memory oper
   }
 }
 
-TEST_CASE("tensor memory holds two accumulators unless block scales crowd one out") {
+TEST_CASE("tensor memory holds two accumulators, overlapped by the block scales where they crowd") {
   const GpuProfile b200 = load_gpu_profile("b200"); // 256 KB = 512 columns of 128 lanes x 4 B
   CHECK(model(gemm_json("bf16", 128, 256, 64, 2), b200)->accumulator_buffers() == 2);  // 512 / 256
-  CHECK(model(gemm_json("mxfp8", 128, 256, 128, 2), b200)->accumulator_buffers() == 1); // (512 - 32) / 256
-  CHECK(model(gemm_json("mxfp8", 128, 128, 128, 2), b200)->accumulator_buffers() == 2); // 480 / 128, at most 2
+  CHECK(model(gemm_json("mxfp8", 128, 256, 128, 2), b200)->accumulator_buffers() == 2); // 2 x 256 + 32 > 512: overlapped
+  CHECK(model(gemm_json("mxfp8", 128, 128, 128, 2), b200)->accumulator_buffers() == 2); // 2 x 128 + 32 fit
+  GpuProfile half_tmem = b200; // 256 columns: one bf16 accumulator of 256, none beside block scales
+  half_tmem.sm.tensor_memory_bytes = 128 * 1024;
+  CHECK(model(gemm_json("bf16", 128, 256, 64, 2), half_tmem)->accumulator_buffers() == 1);
+  CHECK_THROWS_AS(model(gemm_json("mxfp8", 128, 256, 128, 2), half_tmem), SpecError); // 256 + 32 > 256
   CHECK(model(gemm_json("bf16", 128, 256, 64, 2), load_gpu_profile("h100"))->accumulator_buffers() == 1);
 }
 
 TEST_CASE("a 2-SM CTA holds its A rows and half of B, with the scale tiles") {
   const GpuProfile b200 = load_gpu_profile("b200");
   // 6 stages of 128x128 fp8 A (16384 B) + 128x128 fp8 B half (16384 B) + 512 B of A scales
-  // (128 rows x 128/32) + 512 B of B scales, plus 1024 B of barriers: 6 x 33792 + 1024.
-  CHECK(model(gemm_json("mxfp8", 128, 256, 128, 2, 6), b200)->resources().shared_memory_bytes == 203776);
-  CHECK_THROWS_AS(model(gemm_json("mxfp8", 128, 256, 128, 2, 7), b200), SpecError); // 237568 > 232448
+  // (128 rows x 128/32) + 1024 B of B scales (all 256 columns: both CTAs hold them), plus 1024 B
+  // of barriers: 6 x 34304 + 1024.
+  CHECK(model(gemm_json("mxfp8", 128, 256, 128, 2, 6), b200)->resources().shared_memory_bytes == 206848);
+  CHECK_THROWS_AS(model(gemm_json("mxfp8", 128, 256, 128, 2, 7), b200), SpecError); // 241152 > 232448
   CHECK_THROWS_AS(model(gemm_json("bf16", 256, 128, 64, 1), b200), SpecError);       // tcgen05: 64 or 128 rows per SM
   nlohmann::json mixed = gemm_json("bf16", 128, 256, 64, 2);
   mixed["b_dtype"] = "int8";
@@ -102,7 +107,7 @@ TEST_CASE("2-SM work items are the halves of pair tiles walked in the launch ord
   CHECK(boxes[1].box.rows == 128); // the second 128 of B's 256 rows
   CHECK(boxes[1].box.base == boxes[1].box.base / 8192 * 8192); // starts on a row of B (8192 B apart)
   CHECK(boxes[2].box.row_bytes == 512);
-  CHECK(boxes[3].box.row_bytes == 512);
+  CHECK(boxes[3].box.row_bytes == 512); // this CTA's half of the pair's multicast B scales
 }
 
 TEST_CASE("a grouped GEMM's odd tile row pairs with an idle half that stores nothing") {
