@@ -12,8 +12,6 @@ CUDA events around each call from an idle GPU, `--warmup` untimed rounds, median
   promote, dequantize, transposed: ours, each the best of a few ring depths and orders (transposed: and tokens per
         tile) in a separate selection round first (dequantize runs 3 stages only: its bf16 copies of W take the rest of
         shared memory);
-  converters: the transposed scheme's 128 x 128 tile with converter warpgroups feeding MMA-only warpgroups
-        (mxfp8_transposed_converters_kernel.cuh), reported as a scheme of its own, selected the same way;
   bf16: our grouped GEMM (kernels/grouped_gemm, the configuration its own benchmark chose per shape,
         validation/data/h100/bench_grouped_gemm.json) on the unquantised bf16 X and W;
   scaled_mm: torch._scaled_mm of X and one expert's W as E4M3 with per-tensor scales, the
@@ -40,7 +38,7 @@ SHAPES = [  # name, tokens per expert, n, k, our bf16 configuration (tile_n, sta
     ("moe_e128x128", [128] * 128, 2048, 7168, (256, 4, "serpentine", False)),
     ("decode_e64x16", [16] * 64, 2048, 7168, (256, 4, "serpentine", False)),
 ]
-SCHEMES = {"promote": 0, "dequantize": 1, "transposed": 2, "converters": 2}  # name: the C entry point's scheme
+SCHEMES = {"promote": 0, "dequantize": 1, "transposed": 2}
 
 
 def mxfp8_candidates(tokens_per_expert):
@@ -56,8 +54,6 @@ def mxfp8_candidates(tokens_per_expert):
         fixed["transposed"] = [(4, "grouped_m:4", True, 128, 64), (10, "grouped_m:4", True, 64, 64),
                                (4, "row_major", True, 128, 128), (4, "grouped_m:4", True, 128, 128),
                                (3, "row_major", True, 128, 128)]
-    fixed["converters"] = [(3, "row_major", True, 128, 128), (3, "grouped_m:4", True, 128, 128),
-                           (2, "row_major", True, 128, 128)]
     return fixed
 
 
@@ -159,7 +155,7 @@ def shape_record(name, tokens, n, k, bf16_cfg, libs, reps, warmup):
     def mxfp8(scheme, stages, order, persistent, tile_tokens, tile_channels):
         return Handle(mx_lib, "tilesim_mxfp8_gemm",
                       [experts, tok, n, k, stages, int(persistent), order.encode(), SCHEMES[scheme], tile_tokens,
-                       tile_channels, 3 if scheme == "converters" else 0,
+                       tile_channels,
                        ptr(xq), ptr(xs), ptr(wq), ptr(ws), ptr(y_mx[scheme]), sms])
 
     tile_n, stages, order, persistent = bf16_cfg
@@ -189,7 +185,7 @@ def shape_record(name, tokens, n, k, bf16_cfg, libs, reps, warmup):
     one = torch.ones((), device="cuda", dtype=torch.float32)
     x8 = x.to(torch.float8_e4m3fn)
     w8 = w[0].to(torch.float8_e4m3fn)
-    fns = {**ours, "bf16": bf16,
+    fns = {"promote": ours["promote"], "dequantize": ours["dequantize"], "transposed": ours["transposed"], "bf16": bf16,
            "scaled_mm": lambda: torch._scaled_mm(x8, w8.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16),
            "layer_mxfp8": lambda: (quantize_x(), ours[faster]()), "quantize_x": quantize_x}
     med = interleaved_medians(fns, reps, warmup)
@@ -230,8 +226,8 @@ def main():
         ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
     wanted = set(filter(None, args.shapes.split(",")))
     records = []
-    print(f"{'shape':20} {'promote':>7} {'dequant':>7} {'transp':>7} {'convert':>7} {'bf16':>7} {'best/bf16':>9} {'scaled_mm':>9} "
-          f"{'layer/bf16':>10} | err vs dequantised (a, b, t, c), vs bf16 inputs (a, b, t, c)")
+    print(f"{'shape':20} {'promote':>7} {'dequant':>7} {'transp':>7} {'bf16':>7} {'best/bf16':>9} {'scaled_mm':>9} "
+          f"{'layer/bf16':>10} | err vs dequantised (a, b, t), vs bf16 inputs (a, b, t)")
     for name, tokens, n, k, cfg in SHAPES:
         if wanted and name not in wanted:
             continue
@@ -239,7 +235,7 @@ def main():
         records.append(r)
         a = r["accuracy"]
         print(f"{name:20} {r['promote_tflops']:7.1f} {r['dequantize_tflops']:7.1f} {r['transposed_tflops']:7.1f} "
-              f"{r['converters_tflops']:7.1f} {r['bf16_tflops']:7.1f} {r['winner_vs_bf16']:9.3f} {r['scaled_mm_per_tensor_tflops']:9.1f} "
+              f"{r['bf16_tflops']:7.1f} {r['winner_vs_bf16']:9.3f} {r['scaled_mm_per_tensor_tflops']:9.1f} "
               f"{r['layer_vs_bf16']:10.3f} | "
               + ", ".join(str(a[f"{s}_vs_fp32_of_dequantised_rel"]) for s in SCHEMES) + ", "
               + ", ".join(str(a[f"{s}_vs_fp32_of_bf16_inputs_rel"]) for s in SCHEMES), flush=True)

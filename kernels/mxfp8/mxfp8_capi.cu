@@ -36,11 +36,9 @@ int tilesim_mxfp8_quantize(const void *x, void *elements, void *scales, long lon
 
 extern "C" {
 
-// scheme: 0 promote, 1 dequantize, 2 transposed (tile_tokens, tile_channels, converters: its tile and whether
-// converter warpgroups feed it; ignored by the others).
+// scheme: 0 promote, 1 dequantize, 2 transposed (tile_tokens, tile_channels: its tile; ignored by the others).
 void *tilesim_mxfp8_gemm_create(int experts, const int *tokens, int n, int k, int stages, int persistent,
-                                const char *order, int scheme, int tile_tokens, int tile_channels, int converters,
-                                const void *x, const void *x_scales, const void *w,
+                                const char *order, int scheme, int tile_tokens, int tile_channels, const void *x, const void *x_scales, const void *w,
                                 const void *w_scales, void *y, int sm_count, char *error, int error_len) {
   try {
     tilesim::kernels::Mxfp8GemmProblem p;
@@ -56,7 +54,6 @@ void *tilesim_mxfp8_gemm_create(int experts, const int *tokens, int n, int k, in
     p.scheme = static_cast<tilesim::kernels::Mxfp8GemmScheme>(scheme);
     p.tile_tokens = tile_tokens;
     p.tile_channels = tile_channels;
-    p.converters = converters;
     return new tilesim::kernels::Mxfp8GroupedGemm(p, x, x_scales, w, w_scales, y, sm_count);
   } catch (const std::exception &e) {
     if (error && error_len > 0) std::snprintf(error, error_len, "%s", e.what());

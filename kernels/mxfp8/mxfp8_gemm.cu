@@ -75,13 +75,8 @@ bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 
 
 } // namespace
 
-std::string mxfp8_gemm_unsupported_reason(int tile_m, int tile_n, int tile_k, int stages, Mxfp8GemmScheme scheme,
-                                          int converters) {
-  if (scheme == Mxfp8GemmScheme::transposed)
-    return mxfp8_transposed::unsupported_reason(tile_m, tile_n, tile_k, stages, converters);
-  if (converters != 0)
-    return "converters = " + std::to_string(converters) + " is not supported by this scheme; use 0 (only the "
-           "transposed scheme's 128 x 128 tile has converter warpgroups)";
+std::string mxfp8_gemm_unsupported_reason(int tile_m, int tile_n, int tile_k, int stages, Mxfp8GemmScheme scheme) {
+  if (scheme == Mxfp8GemmScheme::transposed) return mxfp8_transposed::unsupported_reason(tile_m, tile_n, tile_k, stages);
   if (tile_m != kBlockM) return "tile_m = " + std::to_string(tile_m) + " is not supported; use 128";
   // A 256-wide tile would need 128 accumulators and 128 temporaries per thread: more than 232 registers.
   if (tile_n != kBlockN) return "tile_n = " + std::to_string(tile_n) + " is not supported; use 128";
@@ -123,8 +118,7 @@ Mxfp8GroupedGemm::Mxfp8GroupedGemm(const Mxfp8GemmProblem& problem, const void* 
           "scheme is not an Mxfp8GemmScheme");
   const bool transposed = problem.scheme == Mxfp8GemmScheme::transposed;
   const int tile_m = transposed ? problem.tile_tokens : kBlockM, tile_n = transposed ? problem.tile_channels : kBlockN;
-  const std::string reason =
-      mxfp8_gemm_unsupported_reason(tile_m, tile_n, kBlockK, problem.stages, problem.scheme, problem.converters);
+  const std::string reason = mxfp8_gemm_unsupported_reason(tile_m, tile_n, kBlockK, problem.stages, problem.scheme);
   require(reason.empty(), reason);
   require(mxfp8_gemm_k_reason(problem.k).empty(), mxfp8_gemm_k_reason(problem.k));
   require(problem.experts >= 1, "experts = " + std::to_string(problem.experts) + " must be >= 1");

@@ -35,7 +35,6 @@ struct Mxfp8GemmProblem {
   int stages = 4;                     // promote 3..5, dequantize 3, transposed a multiple of its consumers
   int tile_tokens = 16;               // transposed only: tokens per tile (wgmma's N), 16, 32, 64 or 128
   int tile_channels = 64;             // transposed only: channels per tile, 64, or 128 with 128 tokens
-  int converters = 0;                 // transposed 128 x 128 only: 0, its consumers convert; 3, converter warpgroups
   Mxfp8GemmScheme scheme = Mxfp8GemmScheme::promote;
   bool persistent = true;
   LaunchOrder order{};
@@ -43,7 +42,7 @@ struct Mxfp8GemmProblem {
 
 // Empty when the kernel runs this tile and ring depth, otherwise a message naming the field and the fix.
 std::string mxfp8_gemm_unsupported_reason(int tile_m, int tile_n, int tile_k, int stages,
-                                          Mxfp8GemmScheme scheme = Mxfp8GemmScheme::promote, int converters = 0);
+                                          Mxfp8GemmScheme scheme = Mxfp8GemmScheme::promote);
 // Empty when the kernel takes this k, otherwise why not and what to use.
 std::string mxfp8_gemm_k_reason(int k);
 

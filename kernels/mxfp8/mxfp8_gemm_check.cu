@@ -48,7 +48,6 @@ struct Case {
   int tile_tokens = 16; // the transposed scheme's tokens per tile
   int tile_channels = 64; // and its channels (128: the 128 x 128 kernel)
   int sm_limit = 0;       // persistent CTAs on at most this many SMs (0: all), so that each runs several tiles
-  int converters = 0;     // 128 x 128 transposed tiles: 3 runs the converter-warpgroup kernel
 };
 
 struct Operands {
@@ -130,14 +129,13 @@ bool run_case(const Case& c, int sm_count, std::mt19937_64& rng) {
   p.scheme = c.scheme;
   p.tile_tokens = c.tile_tokens;
   p.tile_channels = c.tile_channels;
-  p.converters = c.converters;
   std::vector<std::uint16_t> got(y_count);
   try {
     tk::Mxfp8GroupedGemm gemm(p, x, xs, w, ws, y, c.sm_limit > 0 ? std::min(c.sm_limit, sm_count) : sm_count);
     gemm.run(nullptr, nullptr);
     check(cudaDeviceSynchronize(), "mxfp8_gemm_kernel");
   } catch (const tk::KernelError& e) {
-    std::printf("FAIL %s%s: %s\n", c.name, c.converters ? " [converter warpgroups]" : "", e.what());
+    std::printf("FAIL %s: %s\n", c.name, e.what());
     return false;
   }
   check(cudaMemcpy(got.data(), y, y_count * 2, cudaMemcpyDeviceToHost), "cudaMemcpy(Y)");
@@ -166,8 +164,8 @@ bool run_case(const Case& c, int sm_count, std::mt19937_64& rng) {
   for (void* ptr : {static_cast<void*>(x), static_cast<void*>(xs), static_cast<void*>(w), static_cast<void*>(ws),
                     static_cast<void*>(y)})
     cudaFree(ptr);
-  std::printf("%s %s%s: %zu outputs, %lld wrong, %lld NaN as expected, worst error %.2f of the tolerance\n",
-              bad ? "FAIL" : "ok", c.name, c.converters ? " [converter warpgroups]" : "", y_count, bad, nan_rows_ok, worst);
+  std::printf("%s %s: %zu outputs, %lld wrong, %lld NaN as expected, worst error %.2f of the tolerance\n",
+              bad ? "FAIL" : "ok", c.name, y_count, bad, nan_rows_ok, worst);
   if (bad) {
     std::printf("  wrong outputs by expert:");
     for (int e = 0; e < experts; ++e) std::printf(" %lld", bad_by_expert[e]);
@@ -178,7 +176,7 @@ bool run_case(const Case& c, int sm_count, std::mt19937_64& rng) {
 
 // The refusals are KernelError naming the field, before anything touches the device buffers.
 bool refuses(int k, int stages, const char* expect, tk::Mxfp8GemmScheme scheme = tk::Mxfp8GemmScheme::promote,
-             int tile_tokens = 16, int tile_channels = 64, int converters = 0) {
+             int tile_tokens = 16, int tile_channels = 64) {
   tk::Mxfp8GemmProblem p;
   p.tokens_per_expert = {128};
   p.n = 128;
@@ -187,7 +185,6 @@ bool refuses(int k, int stages, const char* expect, tk::Mxfp8GemmScheme scheme =
   p.scheme = scheme;
   p.tile_tokens = tile_tokens;
   p.tile_channels = tile_channels;
-  p.converters = converters;
   try {
     tk::Mxfp8GroupedGemm gemm(p, nullptr, nullptr, nullptr, nullptr, nullptr, 132);
   } catch (const tk::KernelError& e) {
@@ -341,15 +338,6 @@ int main(int argc, char** argv) {
       {"transposed 128x128 E=4 x 128 n=256 k=1024 3 persistent CTAs", std::vector<int>(4, 128), 256, 1024, "grouped_m:4",
        true, 3, Scales::moderate, false, tr, 128, 128, 3},
   };
-  // Every 128 x 128 case again through the converter-warpgroup kernel, at most 3 FP8 stages (its two
-  // 64 KB bf16 stages take the rest of shared memory).
-  std::vector<Case> converter_cases;
-  for (Case c : transposed_cases)
-    if (c.tile_channels == 128) {
-      c.converters = 3;
-      c.stages = std::min(c.stages, 3);
-      converter_cases.push_back(c);
-    }
   std::mt19937_64 rng(20);
   bool ok = conversion_every_byte();
   for (const Case& c : cases)
@@ -358,8 +346,6 @@ int main(int argc, char** argv) {
     if (!quick || c.quick) ok = run_case(c, sms, rng) && ok;
   for (const Case& c : transposed_cases)
     if (!quick || c.quick) ok = run_case(c, sms, rng) && ok;
-  for (const Case& c : converter_cases)
-    if (!quick || c.quick) ok = run_case(c, sms, rng) && ok;
   ok = refuses(1000, 4, "multiple of 32") && ok;
   ok = refuses(544, 4, "multiple of 128") && ok;
   ok = refuses(1024, 6, "stages = 6") && ok;
@@ -367,10 +353,6 @@ int main(int argc, char** argv) {
   ok = refuses(1024, 6, "use a multiple of 4", tr) && ok;
   ok = refuses(1024, 5, "use 2..4", tr, 128, 128) && ok;
   ok = refuses(1024, 4, "or 128 with 128 tokens", tr, 64, 128) && ok;
-  ok = refuses(1024, 4, "use 2..3", tr, 128, 128, 3) && ok;
-  ok = refuses(1024, 4, "converters = 3 is not supported at a 128 x 64 tile", tr, 128, 64, 3) && ok;
-  ok = refuses(1024, 4, "converters = 2 is not supported", tr, 128, 128, 2) && ok;
-  ok = refuses(1024, 4, "only the transposed scheme's 128 x 128 tile", tk::Mxfp8GemmScheme::promote, 16, 64, 3) && ok;
   std::printf("%s\n", ok ? "PASS" : "FAIL");
   return ok ? 0 : 1;
 }

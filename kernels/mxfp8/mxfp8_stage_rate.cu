@@ -57,7 +57,6 @@ struct Variant {
   const char* scheme;
   tk::Mxfp8GemmScheme value;
   int tile_m, tile_n, stages;
-  int converters = 0; // 3: the 128 x 128 tile's converter-warpgroup kernel
 };
 
 struct Operand {
@@ -91,7 +90,6 @@ float time_ms(const Variant& v, int k, int ctas, int sms, int reps) {
   p.scheme = v.value;
   p.tile_tokens = v.tile_m;
   p.tile_channels = v.tile_n;
-  p.converters = v.converters;
   p.order = tilesim::parse_launch_order("row_major");
   const Operand x(v.tile_m, k, 1), w(static_cast<std::size_t>(p.n), k, 2);
   void* y = nullptr;
@@ -146,8 +144,7 @@ int main(int argc, char** argv) {
       {"dequantize", S::dequantize, 128, 128, 3}, {"transposed", S::transposed, 16, 64, 12},
       {"transposed", S::transposed, 16, 64, 16}, {"transposed", S::transposed, 32, 64, 12},
       {"transposed", S::transposed, 64, 64, 10}, {"transposed", S::transposed, 128, 64, 4},
-      {"transposed", S::transposed, 128, 128, 4}, {"transposed", S::transposed, 128, 128, 3, 3},
-      {"transposed", S::transposed, 128, 128, 2, 3},
+      {"transposed", S::transposed, 128, 128, 4},
   };
   std::printf("{\n \"gpu\": \"%s\",\n \"sms\": %d,\n \"reps\": %d,\n \"clock_mhz_for_cycles\": %.0f,\n \"unit\": "
               "\"per CTA: one 128-deep K stage of the tile, operands L2-resident\",\n \"configs\": [",
@@ -159,10 +156,10 @@ int main(int argc, char** argv) {
     const float t1 = time_ms(v, k1, ctas, sms, reps);
     const float t2 = time_ms(v, k2, ctas, sms, reps);
     const double ns = (t2 - t1) * 1e6 / ((k2 - k1) / kStageK);
-    std::printf("%s\n  {\"scheme\": \"%s\", \"tile_m\": %d, \"tile_n\": %d, \"tile_k\": %d, \"stages\": %d, \"converters\": %d, \"ctas\": %d, "
+    std::printf("%s\n  {\"scheme\": \"%s\", \"tile_m\": %d, \"tile_n\": %d, \"tile_k\": %d, \"stages\": %d, \"ctas\": %d, "
                 "\"k1\": %d, \"k2\": %d, \"ms_k1\": %.5f, \"ms_k2\": %.5f, \"ns_per_stage\": %.1f, "
                 "\"cycles_per_stage\": %.0f}",
-                first ? "" : ",", v.scheme, v.tile_m, v.tile_n, kStageK, v.stages, v.converters, ctas, k1, k2, t1, t2, ns,
+                first ? "" : ",", v.scheme, v.tile_m, v.tile_n, kStageK, v.stages, ctas, k1, k2, t1, t2, ns,
                 ns * kClockMhz * 1e-3);
     first = false;
     std::fflush(stdout);

@@ -125,24 +125,6 @@ __device__ __forceinline__ void init_ring(const SharedRing<Shape>& ring, const T
   __syncthreads();
 }
 
-// A tile's first rows of X (tokens) and of W (experts * n channels; rows past n: masked at the store).
-struct LoadRows {
-  int x, w;
-};
-
-template <class Shape> __device__ __forceinline__ LoadRows load_rows(const Params& p, const TileIndex& tile) {
-  return {token_rows(p.token_offsets, tile, Shape::block_tokens).first, tile.expert * p.n + tile.col * Shape::channels};
-}
-
-// The TMA loads of K block `kb` of the tile at `rows` into stage s; `Ring` gives the stage's W and X
-// destinations and its full barrier.
-template <class Shape, class Ring>
-__device__ __forceinline__ void load_block(const Ring& ring, const TensorMaps& maps, int s, int kb, const LoadRows& rows) {
-  ptx::mbarrier_arrive_expect_tx(ring.full(s), Shape::w_bytes + Shape::x_bytes);
-  ptx::tma_load_2d(ring.x(s), &maps.x, kb * kBlockK, rows.x, ring.full(s));
-  ptx::tma_load_2d(ring.w(s), &maps.w, kb * kBlockK, rows.w, ring.full(s));
-}
-
 template <class Shape>
 __device__ __forceinline__ void producer_loop(const Params& p, const SharedRing<Shape>& ring, const TensorMaps& maps) {
   TileWalk walk(p.order, p.space);
@@ -150,25 +132,23 @@ __device__ __forceinline__ void producer_loop(const Params& p, const SharedRing<
   int linear;
   TileIndex tile;
   while (walk.next(linear, tile)) {
-    const LoadRows rows = load_rows<Shape>(p, tile);
+    const int x_row = token_rows(p.token_offsets, tile, Shape::block_tokens).first;
+    const int w_row = tile.expert * p.n + tile.col * Shape::channels; // rows past n: masked at the store
     for (int kb = 0; kb < p.k_blocks; ++kb) {
-      ptx::mbarrier_wait(ring.empty(cursor.stage), cursor.phase ^ 1);
-      load_block<Shape>(ring, maps, cursor.stage, kb, rows);
+      const int s = cursor.stage, k0 = kb * kBlockK;
+      ptx::mbarrier_wait(ring.empty(s), cursor.phase ^ 1);
+      ptx::mbarrier_arrive_expect_tx(ring.full(s), Shape::w_bytes + Shape::x_bytes);
+      ptx::tma_load_2d(ring.x(s), &maps.x, k0, x_row, ring.full(s));
+      ptx::tma_load_2d(ring.w(s), &maps.w, k0, w_row, ring.full(s));
       cursor.advance(ring.stages);
     }
   }
 }
 
-// Where 8 bf16 of a 128-byte-swizzled K-major tile go: 16-byte unit u of an FP8 row (K 16 u .. 16 u + 15)
-// becomes chunks 2 (u % 4) + c (c = 0, 1) of K half u / 4 of the same row, swizzled as TMA would (chunk
-// j of row r at j ^ (r % 8)): the layout wgmma's sw128 descriptors read.
-__device__ __forceinline__ uint32_t sw128_chunk(int half_bytes, int row, int u, int c) {
-  return (u / 4) * half_bytes + row * 128 + (((2 * (u % 4) + c) ^ (row % 8)) << 4);
-}
-
 // Where a consumer thread's X units sit: unit q = t + 128 i is token row first_row + q / 8, 16-byte
 // unit q % 8 (K 16 u .. 16 u + 15, MX block u / 2). A quarter warp reads one row's eight units (TMA's 128-byte
-// swizzle puts unit u of row r at u ^ (r % 8)): no bank conflict. The bf16 values go where sw128_chunk says.
+// swizzle puts unit u of row r at u ^ (r % 8)): no bank conflict. The bf16 values go to K half
+// u / 4, chunks 2 (u % 4) and + 1 of the row, swizzled as TMA would.
 template <class Shape> struct XUnits {
   uint32_t src[Shape::units];
   uint32_t dst[Shape::units][2];
@@ -183,7 +163,7 @@ template <class Shape> struct XUnits {
       src[i] = row[i] * kBlockK + ((u ^ phase) << 4);
 #pragma unroll
       for (int c = 0; c < 2; ++c)
-        dst[i][c] = sw128_chunk(Shape::x_half_bytes, row[i], u, c);
+        dst[i][c] = (u / 4) * Shape::x_half_bytes + row[i] * 128 + (((2 * (u % 4) + c) ^ phase) << 4);
     }
   }
 };

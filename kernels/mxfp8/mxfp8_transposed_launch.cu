@@ -2,7 +2,6 @@
 // tile's token and channel counts, raises its shared memory, sizes the grid, launches.
 #include "kernels/mxfp8/mxfp8_transposed_launch.h"
 
-#include "kernels/mxfp8/mxfp8_transposed_converters_kernel.cuh"
 #include "kernels/mxfp8/mxfp8_transposed_wide_kernel.cuh"
 
 #include <algorithm>
@@ -45,10 +44,9 @@ template <class TileShapeT, void (*Kernel)(TensorMaps, Params)> struct Instance 
 
 template <int T> using Narrow = Instance<TileShape<T>, mxfp8_transposed_kernel<T>>;
 using Wide = Instance<WideShape, mxfp8_transposed_wide_kernel>;
-using Converters = Instance<ConverterShape, mxfp8_transposed_converters_kernel>;
 
-template <class F> auto dispatch(int tile_tokens, int tile_channels, int converters, F&& f) {
-  if (tile_channels == WideShape::channels) return converters ? f(Converters{}) : f(Wide{});
+template <class F> auto dispatch(int tile_tokens, int tile_channels, F&& f) {
+  if (tile_channels == WideShape::channels) return f(Wide{});
   switch (tile_tokens) {
   case 16: return f(Narrow<16>{});
   case 32: return f(Narrow<32>{});
@@ -57,21 +55,21 @@ template <class F> auto dispatch(int tile_tokens, int tile_channels, int convert
   }
 }
 
-int shared_bytes(int tile_tokens, int tile_channels, int converters, int stages) {
-  return dispatch(tile_tokens, tile_channels, converters,
+int shared_bytes(int tile_tokens, int tile_channels, int stages) {
+  return dispatch(tile_tokens, tile_channels,
                   [&](auto instance) { return decltype(instance)::Shape::shared_bytes(stages); });
 }
 
 // Stages a CTA of this tile may run: a multiple of `step` from `step` up to what shared memory holds.
-int most_stages(int tile_tokens, int tile_channels, int converters, int step) {
+int most_stages(int tile_tokens, int tile_channels, int step) {
   int most = step;
-  while (shared_bytes(tile_tokens, tile_channels, converters, most + step) <= kMaxSharedBytes) most += step;
+  while (shared_bytes(tile_tokens, tile_channels, most + step) <= kMaxSharedBytes) most += step;
   return most;
 }
 
 } // namespace
 
-std::string unsupported_reason(int tile_m, int tile_n, int tile_k, int stages, int converters) {
+std::string unsupported_reason(int tile_m, int tile_n, int tile_k, int stages) {
   if (tile_m != 16 && tile_m != 32 && tile_m != 64 && tile_m != 128)
     return "tile_m (tokens per tile) = " + std::to_string(tile_m) +
            " is not supported by the transposed scheme; use 16, 32, 64 or 128 (wgmma's N)";
@@ -80,17 +78,11 @@ std::string unsupported_reason(int tile_m, int tile_n, int tile_k, int stages, i
            std::to_string(tile_m) + "; use 64 (one m64 A operand), or 128 with 128 tokens (two consumers of 64 channels)";
   if (tile_k != kBlockK)
     return "tile_k = " + std::to_string(tile_k) + " is not supported; use 128 (four MX blocks, one 128-byte swizzle row)";
-  if (converters != 0 && (converters != ConverterShape::converters || tile_n != ConverterShape::channels))
-    return "converters = " + std::to_string(converters) + " is not supported at a " + std::to_string(tile_m) + " x " +
-           std::to_string(tile_n) + " tile; use 0, or " + std::to_string(ConverterShape::converters) +
-           " with 128 x 128 tiles";
   if (tile_n == WideShape::channels) {
-    const int most = most_stages(tile_m, tile_n, converters, 1);
+    const int most = most_stages(tile_m, tile_n, 1);
     if (stages < 2 || stages > most)
-      return "stages = " + std::to_string(stages) + " is not supported for 128 x 128 tiles" +
-             (converters ? " with converter warpgroups" : "") + "; use 2.." + std::to_string(most) +
-             (converters ? " (shared memory holds at most that many FP8 stages beside two bf16 stages)"
-                         : " (shared memory holds at most that many beside three bf16 copies of X)");
+      return "stages = " + std::to_string(stages) + " is not supported for 128 x 128 tiles; use 2.." +
+             std::to_string(most) + " (shared memory holds at most that many beside three bf16 copies of X)";
     return {};
   }
   // Stage s always serves consumer s % consumers, so that a stage's phases are one consumer's blocks in order.
@@ -99,8 +91,8 @@ std::string unsupported_reason(int tile_m, int tile_n, int tile_k, int stages, i
     return "stages = " + std::to_string(stages) + " is not supported for " + std::to_string(tile_m) +
            "-token tiles; use a multiple of " + std::to_string(consumers) +
            " (that many consumers split K, one stage each in turn)";
-  const int most = most_stages(tile_m, tile_n, 0, consumers);
-  if (stages < consumers || shared_bytes(tile_m, tile_n, 0, stages) > kMaxSharedBytes)
+  const int most = most_stages(tile_m, tile_n, consumers);
+  if (stages < consumers || shared_bytes(tile_m, tile_n, stages) > kMaxSharedBytes)
     return "stages = " + std::to_string(stages) + " is not supported for " + std::to_string(tile_m) +
            "-token tiles; use " + std::to_string(consumers) + ".." + std::to_string(most) +
            " (shared memory holds at most that many)";
@@ -112,8 +104,7 @@ Launch make_launch(const Mxfp8GemmProblem& problem, const ExpertTiles& space, co
   Launch l;
   l.tile_tokens = problem.tile_tokens;
   l.tile_channels = problem.tile_channels;
-  l.converters = problem.converters;
-  const int resident = dispatch(problem.tile_tokens, problem.tile_channels, problem.converters,
+  const int resident = dispatch(problem.tile_tokens, problem.tile_channels,
                                 [&](auto instance) { return decltype(instance)::resident_per_sm(problem.stages); });
   if (resident < 1)
     throw KernelError("Mxfp8GemmProblem: no CTA with " + std::to_string(problem.stages) +
@@ -144,7 +135,7 @@ Launch make_launch(const Mxfp8GemmProblem& problem, const ExpertTiles& space, co
 void run(const Launch& launch, cudaStream_t stream, TileTrace* trace) {
   Params p = launch.params;
   p.trace = trace;
-  dispatch(launch.tile_tokens, launch.tile_channels, launch.converters,
+  dispatch(launch.tile_tokens, launch.tile_channels,
            [&](auto instance) { decltype(instance)::launch(launch.maps, p, launch.grid, stream); });
 }
 

@@ -13,14 +13,13 @@
 namespace tilesim::kernels::mxfp8_transposed {
 
 // Empty when the kernel is built for this tile and ring depth, otherwise what to change.
-std::string unsupported_reason(int tile_m, int tile_n, int tile_k, int stages, int converters = 0);
+std::string unsupported_reason(int tile_m, int tile_n, int tile_k, int stages);
 
 struct Launch {
   TensorMaps maps{};
   Params params{};
   int tile_tokens = 16;
   int tile_channels = 64;
-  int converters = 0;
   int grid = 0;
 };
 
