@@ -13,9 +13,6 @@ lie moves each kernel's time at 1M by its own point or two (kernels/elementwise/
     b128v4u2_grid:   128 threads x 2 vectors of 4: Triton's own split (BLOCK_SIZE 1024 over 4 warps)
     b256v4u4_grid:   256 threads x 4 vectors of 4: 4096 elements per CTA, a quarter of the CTAs
     b256v4u1_persistent: the grid-stride form
-    b64v4u4_grid_l2ef:   a run C3 candidate (kernels/elementwise/elementwise_tried.cuh): suffix
-                         _committed (the kernel as before C3's tail), _l2ef (L2::evict_first policy),
-                         _bulk (each warp's slice by cp.async.bulk through shared memory)
   triton:          the Triton tutorial's add_kernel (BLOCK_SIZE 1024, its defaults)
   torch:           torch.add(x, y, out=out)
   copy:            out.copy_(x), a device-to-device cudaMemcpy: the device copy rate
@@ -69,21 +66,20 @@ class Ours:
     def __init__(self, path):
         self.lib = ctypes.CDLL(path)
         self.lib.tilesim_elementwise_run.argtypes = [ctypes.c_int] * 2 + [ctypes.c_void_p] * 3 + [
-            ctypes.c_longlong] + [ctypes.c_int] * 6 + [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+            ctypes.c_longlong] + [ctypes.c_int] * 5 + [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
         self.lib.tilesim_elementwise_trace.argtypes = [ctypes.c_int] * 2 + [ctypes.c_void_p] * 3 + [
             ctypes.c_longlong] + [ctypes.c_int] * 5 + [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
                                                        ctypes.c_char_p, ctypes.c_int]
         self.err = ctypes.create_string_buffer(1024)
         self.sms = torch.cuda.get_device_properties(0).multi_processor_count
 
-    def add(self, x, y, out, block, vector, unroll, persistent, variant=0):
+    def add(self, x, y, out, block, vector, unroll, persistent):
         stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
         if self.lib.tilesim_elementwise_run(0, 0, x.data_ptr(), y.data_ptr(), out.data_ptr(), out.numel(), block,
-                                            vector, unroll, int(persistent), variant, self.sms, stream, self.err,
-                                            1024):
+                                            vector, unroll, int(persistent), self.sms, stream, self.err, 1024):
             raise RuntimeError(self.err.value.decode())
 
-    def trace(self, x, y, out, block, vector, unroll, persistent, variant=0):
+    def trace(self, x, y, out, block, vector, unroll, persistent):
         """One traced run: per CTA [sm, start, first data, end] in ns, times from the first start."""
         max_ctas = (out.numel() + block * vector * unroll - 1) // (block * vector * unroll)
         records = torch.zeros(max_ctas * 4, dtype=torch.int64, device="cuda")  # CtaTrace: 32 bytes
@@ -99,17 +95,15 @@ class Ours:
         return [[c[3] & 0xFFFFFFFF, c[0] - t0, c[1] - t0, c[2] - t0] for c in r]
 
 
-CONFIG_NAME = re.compile(r"b(\d+)v(\d+)u(\d+)_(grid|persistent)(?:_(committed|l2ef|bulk))?")
-VARIANTS = {None: 0, "committed": 1, "l2ef": 2, "bulk": 3}  # ElementwiseVariant's order
+CONFIG_NAME = re.compile(r"b(\d+)v(\d+)u(\d+)_(grid|persistent)")
 OURS = {}  # name -> (block, vector, unroll, persistent) of each configuration timed (main() fills it)
 
 
 def parse_config(name):
     m = CONFIG_NAME.fullmatch(name)
     if m is None:
-        raise ValueError(f"--ours: {name!r} is not b<block>v<vector>u<unroll>_<grid|persistent>[_committed|_l2ef|_bulk], "
-                         "e.g. b256v4u1_grid")
-    return int(m[1]), int(m[2]), int(m[3]), m[4] == "persistent", VARIANTS[m[5]]
+        raise ValueError(f"--ours: {name!r} is not b<block>v<vector>u<unroll>_<grid|persistent>, e.g. b256v4u1_grid")
+    return int(m[1]), int(m[2]), int(m[3]), m[4] == "persistent"
 
 
 def percentile(values, q):
@@ -149,7 +143,7 @@ def check_and_trace(ours, x, y, out, flush, traced, keep):
         if not torch.equal(out, x + y):
             failed[name] = "differs from x + y"
             continue
-        if traced and config[4] == 0:  # traced runs exist for variant plain only
+        if traced:
             out.fill_(float("nan"))
             flush()
             cta = ours.trace(x, y, out, *config)
@@ -293,7 +287,7 @@ def dump_asm(asm_dir, lib_path, n):
                 keep, lines = False, []
                 for line in text.splitlines():
                     if "Function :" in line:
-                        keep = ("IfLi4E" in line and "ElementwiseOpE0" in line) or "elementwise_tried_kernel" in line
+                        keep = "IfLi4E" in line and "ElementwiseOpE0" in line
                     if keep:
                         lines.append(line)
                 text = "\n".join(lines) + "\n"
@@ -313,7 +307,7 @@ def main():
     parser.add_argument("--asm-dir", help="write Triton's PTX/SASS and ours' SASS here")
     parser.add_argument("--ours", default="b256v4u1_grid,b128v4u2_grid",
                         help="configurations of ours to time, comma-separated: b<block>v<vector>u<unroll>_"
-                             "<grid|persistent>[_committed|_l2ef|_bulk]")
+                             "<grid|persistent>")
     parser.add_argument("--reference", default="b256v4u1_grid",
                         help="the configuration of ours the others are also compared with (when timed)")
     parser.add_argument("--baselines", default="triton,torch,copy", help="which of triton, torch, copy to time "
@@ -376,8 +370,7 @@ def main():
               "gpu": torch.cuda.get_device_name(0), "nvidia_smi": smi, "torch": torch.__version__,
               "triton": triton.__version__, "cuda": torch.version.cuda,
               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-              "ours": {name: dict(zip(("block", "vector", "unroll", "persistent", "variant"), c))
-                       for name, c in OURS.items()},
+              "ours": {name: dict(zip(("block", "vector", "unroll", "persistent"), c)) for name, c in OURS.items()},
               "sizes": rows}
     with open(args.out, "w") as f:
         json.dump(record, f, indent=1)

@@ -7,7 +7,6 @@
 #include <type_traits>
 
 #include "kernels/elementwise/elementwise_kernel.cuh"
-#include "kernels/elementwise/elementwise_tried.cuh"
 
 namespace tilesim::kernels {
 namespace {
@@ -26,7 +25,6 @@ struct Launch {
   int grid;
   int block;
   CtaTrace* trace;
-  int shared_bytes;
 };
 using LaunchFn = void (*)(const Launch& l, cudaStream_t stream);
 
@@ -44,34 +42,6 @@ KernelEntry entry() {
         static_cast<Index>(l.steps), l.trace);
   };
   return {launch, reinterpret_cast<const void*>(&elementwise_kernel<T, Vector, Unroll, Op, Index, Traced, Strided>)};
-}
-
-template <int Unroll, ElementwiseVariant Variant> KernelEntry tried_entry() {
-  const LaunchFn launch = [](const Launch& l, cudaStream_t stream) {
-    elementwise_tried_kernel<Unroll, Variant><<<l.grid, l.block, l.shared_bytes, stream>>>(
-        static_cast<const float*>(l.x), static_cast<const float*>(l.y), static_cast<float*>(l.out),
-        static_cast<int>(l.elements));
-  };
-  return {launch, reinterpret_cast<const void*>(&elementwise_tried_kernel<Unroll, Variant>)};
-}
-
-template <ElementwiseVariant Variant> KernelEntry tried_entry_for_unroll(int unroll) {
-  switch (unroll) {
-  case 1: return tried_entry<1, Variant>();
-  case 2: return tried_entry<2, Variant>();
-  case 4: return tried_entry<4, Variant>();
-  }
-  return {};
-}
-
-KernelEntry tried_entry_for(const ElementwiseProblem& p) {
-  switch (p.variant) {
-  case ElementwiseVariant::committed: return tried_entry_for_unroll<ElementwiseVariant::committed>(p.unroll);
-  case ElementwiseVariant::l2_evict_first: return tried_entry_for_unroll<ElementwiseVariant::l2_evict_first>(p.unroll);
-  case ElementwiseVariant::bulk: return tried_entry_for_unroll<ElementwiseVariant::bulk>(p.unroll);
-  case ElementwiseVariant::plain: break;
-  }
-  return {};
 }
 
 // Picks the instantiation for the problem's run-time choices, one template argument at a time.
@@ -135,7 +105,6 @@ std::int64_t step_elements(const ElementwiseProblem& p) {
 }
 
 KernelEntry find_kernel(const ElementwiseProblem& p, bool traced) {
-  if (p.variant != ElementwiseVariant::plain) return traced ? KernelEntry{} : tried_entry_for(p);
   // 32-bit indices while every index the kernel forms (up to the last step's end) fits.
   const bool wide = p.elements + step_elements(p) > std::numeric_limits<std::int32_t>::max();
   const Choice c{p.op, p.vector, p.unroll, wide, traced, p.persistent};
@@ -149,10 +118,6 @@ KernelEntry find_kernel(const ElementwiseProblem& p, bool traced) {
 
 int element_bytes(Dtype dtype) { return dtype == Dtype::fp32 ? 4 : 2; }
 const char* dtype_name(Dtype dtype) { return dtype == Dtype::fp32 ? "fp32" : dtype == Dtype::bf16 ? "bf16" : "fp16"; }
-
-int shared_bytes_of(const ElementwiseProblem& p) {
-  return p.variant == ElementwiseVariant::bulk ? bulk_shared_bytes(p.block, p.unroll) : 0;
-}
 
 } // namespace
 
@@ -169,14 +134,6 @@ std::string elementwise_unsupported_reason(const ElementwiseProblem& p) {
   if (p.unroll != 1 && p.unroll != 2 && p.unroll != 4)
     return "unroll = " + std::to_string(p.unroll) + " must be 1, 2 or 4";
   const std::int64_t steps = (p.elements + step_elements(p) - 1) / step_elements(p);
-  if (p.variant != ElementwiseVariant::plain) {
-    if (p.op != ElementwiseOp::add || p.dtype != Dtype::fp32 || p.vector != 4 || p.persistent ||
-        p.elements + step_elements(p) > std::numeric_limits<std::int32_t>::max())
-      return "variant " + std::to_string(static_cast<int>(p.variant)) +
-             " takes the fp32 add in vectors of 4, grid form, below 2^31 elements; use variant plain";
-    if (p.variant == ElementwiseVariant::bulk && bulk_shared_bytes(p.block, p.unroll) > 48 * 1024)
-      return "variant bulk needs block * unroll <= 768 (48 KB of shared memory); use a smaller block or unroll";
-  }
   if (!p.persistent && steps > std::numeric_limits<int>::max())
     return "elements = " + std::to_string(p.elements) + " needs " + std::to_string(steps) +
            " CTAs, more than a grid holds; use the persistent form or a larger block or vector";
@@ -209,16 +166,15 @@ Elementwise::Elementwise(const ElementwiseProblem& problem, const void* x, const
 }
 
 void Elementwise::run(cudaStream_t stream) const {
-  const Launch l{x_, y_, out_, problem_.elements, steps_, grid_, problem_.block, nullptr, shared_bytes_of(problem_)};
+  const Launch l{x_, y_, out_, problem_.elements, steps_, grid_, problem_.block, nullptr};
   find_kernel(problem_, false).launch(l, stream);
   check_cuda(cudaGetLastError(), "elementwise_kernel launch");
 }
 
 void Elementwise::run_traced(cudaStream_t stream, CtaTrace* trace) const {
   const KernelEntry kernel = find_kernel(problem_, true);
-  if (kernel.launch == nullptr)
-    throw KernelError("ElementwiseProblem: traced runs take fp32 in vectors of 4, variant plain");
-  const Launch l{x_, y_, out_, problem_.elements, steps_, grid_, problem_.block, trace, 0};
+  if (kernel.launch == nullptr) throw KernelError("ElementwiseProblem: traced runs take fp32 in vectors of 4");
+  const Launch l{x_, y_, out_, problem_.elements, steps_, grid_, problem_.block, trace};
   kernel.launch(l, stream);
   check_cuda(cudaGetLastError(), "elementwise_kernel launch (traced)");
 }

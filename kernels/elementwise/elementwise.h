@@ -25,10 +25,6 @@ struct CtaTrace {
   std::uint32_t unused;
 };
 
-// Run C3's candidates at 1M (elementwise_tried.cuh; the benchmark's only): fp32 add, vectors of 4,
-// grid form.
-enum class ElementwiseVariant { plain, committed, l2_evict_first, bulk };
-
 struct ElementwiseProblem {
   ElementwiseOp op = ElementwiseOp::add;
   Dtype dtype = Dtype::fp32; // fp32, bf16 or fp16
@@ -37,7 +33,6 @@ struct ElementwiseProblem {
   int vector = 4;            // elements per thread and load: a power of two, vector * bytes <= 16
   int unroll = 1;            // vectors per thread and step (1, 2 or 4), block * vector apart
   bool persistent = false;
-  ElementwiseVariant variant = ElementwiseVariant::plain;
 };
 
 // Empty when the kernel runs the problem, otherwise a message naming the field and the fix.

@@ -7,12 +7,10 @@
 
 namespace {
 
-// op: 0 add, 1 mul, 2 relu, 3 gelu; dtype: 0 fp32, 1 bf16, 2 fp16; variant: ElementwiseVariant's
-// order (0 plain, 1 committed, 2 l2_evict_first, 3 bulk).
+// op: 0 add, 1 mul, 2 relu, 3 gelu; dtype: 0 fp32, 1 bf16, 2 fp16.
 tilesim::kernels::ElementwiseProblem problem_of(int op, int dtype, long long elements, int block, int vector,
-                                                int unroll, int persistent, int variant) {
-  if (dtype < 0 || dtype > 2 || op < 0 || op > 3 || variant < 0 || variant > 3)
-    throw tilesim::kernels::KernelError("op, dtype or variant out of range");
+                                                int unroll, int persistent) {
+  if (dtype < 0 || dtype > 2 || op < 0 || op > 3) throw tilesim::kernels::KernelError("op or dtype out of range");
   const tilesim::Dtype dtypes[] = {tilesim::Dtype::fp32, tilesim::Dtype::bf16, tilesim::Dtype::fp16};
   tilesim::kernels::ElementwiseProblem p;
   p.op = static_cast<tilesim::ElementwiseOp>(op);
@@ -22,7 +20,6 @@ tilesim::kernels::ElementwiseProblem problem_of(int op, int dtype, long long ele
   p.vector = vector;
   p.unroll = unroll;
   p.persistent = persistent != 0;
-  p.variant = static_cast<tilesim::kernels::ElementwiseVariant>(variant);
   return p;
 }
 
@@ -38,11 +35,10 @@ extern "C" {
 // Enqueues one run on `stream` (e.g. torch.cuda.current_stream().cuda_stream); returns 0, or -1
 // with the message in `error`.
 int tilesim_elementwise_run(int op, int dtype, const void* x, const void* y, void* out, long long elements, int block,
-                            int vector, int unroll, int persistent, int variant, int sm_count, void* stream, char* error,
-                            int error_len) {
+                            int vector, int unroll, int persistent, int sm_count, void* stream, char* error, int error_len) {
   try {
-    tilesim::kernels::Elementwise(problem_of(op, dtype, elements, block, vector, unroll, persistent, variant), x, y,
-                                  out, sm_count)
+    tilesim::kernels::Elementwise(problem_of(op, dtype, elements, block, vector, unroll, persistent), x, y, out,
+                                  sm_count)
         .run(static_cast<cudaStream_t>(stream));
     return 0;
   } catch (const std::exception& e) {
@@ -57,7 +53,7 @@ int tilesim_elementwise_trace(int op, int dtype, const void* x, const void* y, v
                               void* trace, int max_ctas, char* error, int error_len) {
   try {
     const tilesim::kernels::Elementwise kernel(
-        problem_of(op, dtype, elements, block, vector, unroll, persistent, 0), x, y, out, sm_count);
+        problem_of(op, dtype, elements, block, vector, unroll, persistent), x, y, out, sm_count);
     if (kernel.grid_size() > max_ctas) throw tilesim::kernels::KernelError("the trace buffer holds too few CTAs");
     kernel.run_traced(static_cast<cudaStream_t>(stream), static_cast<tilesim::kernels::CtaTrace*>(trace));
     return kernel.grid_size();

@@ -125,8 +125,7 @@ int run_case(const tk::ElementwiseProblem& p, int sm_count, std::mt19937_64& rng
   std::string where = std::string(name_of(p.op)) + " " + name_of(p.dtype) + " n=" + std::to_string(p.elements) +
                       " block=" + std::to_string(p.block) + " vector=" + std::to_string(p.vector) +
                       " unroll=" + std::to_string(p.unroll) +
-                      (p.persistent ? " persistent" : " grid") + (traced ? " traced" : "") +
-                      (p.variant != tk::ElementwiseVariant::plain ? " variant " + std::to_string(static_cast<int>(p.variant)) : "");
+                      (p.persistent ? " persistent" : " grid") + (traced ? " traced" : "");
   std::vector<tk::CtaTrace> trace;
   try {
     tk::Elementwise kernel(p, b.x, binary ? b.y : nullptr, b.out, sm_count);
@@ -203,22 +202,12 @@ int main(int argc, char** argv) {
           }
   // The last step's tail on 4-vector shapes (skipped above in --quick): whole vectors before the
   // end, the vector that crosses it, none past it (1,000,003 leaves 579 elements in 64 x 4 x 4's
-  // last CTA; 1,000,001, 1,000,002 one and two short of a vector).
+  // last CTA; 1,000,001 and 1,000,002 end one and two elements into a vector).
   for (std::int64_t n : {std::int64_t{1000001}, std::int64_t{1000002}, std::int64_t{1000003}})
     for (const auto& [dtype, vector] : {std::pair{Dtype::fp32, 4}, std::pair{Dtype::bf16, 8}, std::pair{Dtype::fp16, 1}}) {
       failures += run_case({ElementwiseOp::add, dtype, n, 64, vector, 4, false}, sm_count, rng);
       ++cases;
     }
-  // Run C3's candidates (fp32 add, grid form): sizes with and without a tail, every unroll.
-  for (tk::ElementwiseVariant variant :
-       {tk::ElementwiseVariant::committed, tk::ElementwiseVariant::l2_evict_first, tk::ElementwiseVariant::bulk})
-    for (std::int64_t n : {std::int64_t{1}, std::int64_t{1023}, std::int64_t{1 << 20}, std::int64_t{1000003}})
-      for (const auto& [block, unroll] : {std::pair{256, 1}, std::pair{128, 2}, std::pair{64, 4}, std::pair{128, 4}}) {
-        tk::ElementwiseProblem p{ElementwiseOp::add, Dtype::fp32, n, block, 4, unroll, false};
-        p.variant = variant;
-        failures += run_case(p, sm_count, rng);
-        ++cases;
-      }
   // Traced runs (fp32 in 16-byte vectors): the same output, and every CTA's record in order.
   for (bool persistent : {false, true}) {
     failures += run_case({ElementwiseOp::add, Dtype::fp32, 1000003, 256, 4, 2, persistent}, sm_count, rng, true);

@@ -53,21 +53,16 @@ __host__ __device__ __forceinline__ Pack<T, Vector> apply_pack(const Pack<T, Vec
   return r;
 }
 
-// One CTA step of thread `thread`: its Unroll vectors, all loads issued before the first use. In
-// the step that holds the end, the vectors before the end still move whole and only the one that
-// crosses it goes element by element, every load of the thread issued before the first use, so the
-// tail costs one trip to memory. (Finished element after element, it cost up to Unroll + Vector - 1
-// dependent trips: 64 x 4 x 4 at 1,000,003 elements was 0.83 of 256 x 4, kernels/elementwise/NOTES.md.)
-// Host-callable, so that tests/kernels/elementwise_tail_test.cpp can run every thread of a last
-// step on the host.
+// One CTA step of thread `thread`: its Unroll vectors, all loads issued before the first use.
+// Host-callable, so that elementwise_tail_check runs every thread of a grid on the CPU.
 template <typename T, int Vector, int Unroll, ElementwiseOp Op, typename Index>
 __host__ __device__ __forceinline__ void elementwise_step(const T* __restrict__ x, const T* __restrict__ y,
                                                           T* __restrict__ out, Index elements, Index step, Index thread,
                                                           Index stride) {
   using V = Pack<T, Vector>;
   const Index first = step * stride * Unroll + thread * Vector;
-  V a[Unroll], b[Unroll];
   if (first + (Unroll - 1) * stride + Vector <= elements) {
+    V a[Unroll], b[Unroll];
 #pragma unroll
     for (int u = 0; u < Unroll; ++u) {
       a[u] = *reinterpret_cast<const V*>(x + first + u * stride);
@@ -75,29 +70,11 @@ __host__ __device__ __forceinline__ void elementwise_step(const T* __restrict__ 
     }
 #pragma unroll
     for (int u = 0; u < Unroll; ++u) *reinterpret_cast<V*>(out + first + u * stride) = apply_pack<T, Vector, Op>(a[u], b[u]);
-    return;
-  }
-  // The last step, one vector after another: whole vectors whole, the one crossing the end with its
-  // elements' loads issued together. (All of the step's loads first would take the tail's
-  // registers past the whole step's, 34 to 48 for 4 fp32 vectors, and ptxas then reschedules the
-  // whole step too: one of C2's losing kernels.)
-#pragma unroll
-  for (int u = 0; u < Unroll; ++u) {
-    const Index begin = first + u * stride;
-    if (begin + Vector <= elements) {
-      a[u] = *reinterpret_cast<const V*>(x + begin);
-      if constexpr (is_binary(Op)) b[u] = *reinterpret_cast<const V*>(y + begin);
-      *reinterpret_cast<V*>(out + begin) = apply_pack<T, Vector, Op>(a[u], b[u]);
-    } else if (begin < elements) {
-#pragma unroll
-      for (int i = 0; i < Vector; ++i) {
-        a[u].v[i] = begin + i < elements ? x[begin + i] : T{};
-        if constexpr (is_binary(Op)) b[u].v[i] = begin + i < elements ? y[begin + i] : T{};
-      }
-      const V r = apply_pack<T, Vector, Op>(a[u], b[u]);
-#pragma unroll
-      for (int i = 0; i < Vector; ++i)
-        if (begin + i < elements) out[begin + i] = r.v[i];
+  } else { // the masked tail: this thread's vectors that reach past the end
+    for (int u = 0; u < Unroll; ++u) {
+      const Index begin = first + u * stride;
+      for (Index i = begin; i < begin + Vector && i < elements; ++i)
+        out[i] = from_float<T>(apply<Op>(to_float(x[i]), is_binary(Op) ? to_float(y[i]) : 0.0f));
     }
   }
 }

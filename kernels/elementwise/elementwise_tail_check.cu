@@ -3,8 +3,8 @@
 // three steps and a few odd sizes around 1M, every thread of every step of the grid form runs its
 // step into an output poisoned with NaN and followed by a guard of NaNs; each element must be
 // written with x + y (fp32; bf16 rounded once) and the guard left alone. Shapes: 1, 2 and 4
-// vectors of 1, 2 and 4 fp32 (8 bf16), blocks of 32 and 64 (the tail's indexing does not depend on
-// the block beyond its size). Exit 0 pass, 1 fail.
+// vectors of 1, 2 and 4 fp32 and of 8 bf16, blocks of 32 and 64. Reads past the end are
+// compute-sanitizer's to find (elementwise_check under memcheck, on a GPU). Exit 0 pass, 1 fail.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
