@@ -13,6 +13,8 @@ lie moves each kernel's time at 1M by its own point or two (kernels/elementwise/
     b128v4u2_grid:   128 threads x 2 vectors of 4: Triton's own split (BLOCK_SIZE 1024 over 4 warps)
     b256v4u4_grid:   256 threads x 4 vectors of 4: 4096 elements per CTA, a quarter of the CTAs
     b256v4u1_persistent: the grid-stride form
+    b256v4u1_grid_<tag>: the same through the library --alt-lib <tag>=PATH names (another build of the
+                     kernel, timed in the same rounds)
   triton:          the Triton tutorial's add_kernel (BLOCK_SIZE 1024, its defaults)
   torch:           torch.add(x, y, out=out)
   copy:            out.copy_(x), a device-to-device cudaMemcpy: the device copy rate
@@ -22,13 +24,16 @@ host launch overhead; medians over every round of every placement. Rates count e
 written (3 n x 4 for add, 2 n x 4 for the copy). "Triton / ours" is Triton's median time over ours;
 its 95% interval is a two-level bootstrap (placements, then rounds within each, resampled with
 replacement; Triton's and ours' times of one round stay paired; fixed seed), and so is the
-interval of ours against --reference (the default configuration). Every configuration of ours is
-first checked bit for bit against torch's x + y on a NaN-poisoned output, on every placement. Up
-to --trace-max elements, one traced run of each configuration of ours (after a flush, outside the
-timed rounds) records per CTA when it started, when its first loads had returned and when it ended
-(%globaltimer, 32 ns ticks): the record keeps their summary, and every CTA's at --trace-keep
-elements. --asm-dir: Triton's PTX and SASS for the kernel it ran, and the SASS of ours
-(cuobjdump), for reading side by side. Writes --out (JSON).
+interval of ours against each configuration --reference names (the default one). Every
+configuration of ours is first checked bit for bit against torch's x + y on a NaN-poisoned output,
+on every placement. Up to --trace-max elements, one traced run of each configuration of ours
+(after a flush, outside the timed rounds) records per CTA when it started, when its first loads had
+returned and when it ended (%globaltimer, 32 ns ticks): the record keeps their summary, and every
+CTA's at --trace-keep elements. --asm-dir: Triton's PTX and SASS for the kernel it ran, and the SASS of ours
+(cuobjdump), for reading side by side. --placements applies up to 2^26 elements and
+--large-placements above (4 GB arrays: 12 GB a placement, all held); rounds are halved from 2^28
+elements up unless --large-reps says how many. --hold-mib: a tensor of that size allocated first, so
+that no placement lands where an earlier run's did. Writes --out (JSON).
 """
 import argparse
 import ctypes
@@ -95,15 +100,20 @@ class Ours:
         return [[c[3] & 0xFFFFFFFF, c[0] - t0, c[1] - t0, c[2] - t0] for c in r]
 
 
-CONFIG_NAME = re.compile(r"b(\d+)v(\d+)u(\d+)_(grid|persistent)")
-OURS = {}  # name -> (block, vector, unroll, persistent) of each configuration timed (main() fills it)
+CONFIG_NAME = re.compile(r"b(\d+)v(\d+)u(\d+)_(grid|persistent)(?:_(\w+))?")
+# name -> (library, (block, vector, unroll, persistent)) of each configuration timed (main() fills it)
+OURS = {}
 
 
-def parse_config(name):
+def parse_config(name, libs):
+    """The library (libs[tag] for a name ending in _<tag>, else libs[None]) and the configuration."""
     m = CONFIG_NAME.fullmatch(name)
     if m is None:
-        raise ValueError(f"--ours: {name!r} is not b<block>v<vector>u<unroll>_<grid|persistent>, e.g. b256v4u1_grid")
-    return int(m[1]), int(m[2]), int(m[3]), m[4] == "persistent"
+        raise ValueError(f"--ours: {name!r} is not b<block>v<vector>u<unroll>_<grid|persistent>[_<tag>], "
+                         "e.g. b256v4u1_grid")
+    if m[5] not in libs:
+        raise ValueError(f"--ours: {name!r} ends in _{m[5]}, which no --alt-lib names; add --alt-lib {m[5]}=PATH")
+    return libs[m[5]], (int(m[1]), int(m[2]), int(m[3]), m[4] == "persistent")
 
 
 def percentile(values, q):
@@ -132,12 +142,12 @@ def classify(name):
     return None  # the flush's reduction and anything else
 
 
-def check_and_trace(ours, x, y, out, flush, traced, keep):
+def check_and_trace(x, y, out, flush, traced, keep):
     """Every configuration of ours against torch, bit for bit (one fp32 add per element), on a
     NaN-poisoned output, and traced when `traced`: returns
     ({name: why} of those that failed, {name: trace record})."""
     failed, traces = {}, {}
-    for name, config in OURS.items():
+    for name, (ours, config) in OURS.items():
         out.fill_(float("nan"))
         ours.add(x, y, out, *config)
         if not torch.equal(out, x + y):
@@ -192,7 +202,7 @@ def bootstrap_ratio(num, den, resamples=2000, seed=18):
     return [float(np.percentile(ratios, 2.5)), float(np.percentile(ratios, 97.5))]
 
 
-def time_size(ours, n, reps, placements, flush, trace_max, trace_keep, baselines, reference):
+def time_size(n, reps, placements, flush, trace_max, trace_keep, baselines, references):
     baseline_calls = {"triton": lambda x, y, out: triton_add(x, y, out),
                       "torch": lambda x, y, out: torch.add(x, y, out=out),
                       "copy": lambda x, y, out: out.copy_(x)}
@@ -203,11 +213,11 @@ def time_size(ours, n, reps, placements, flush, trace_max, trace_keep, baselines
         y = torch.rand(n, device="cuda") - 0.5
         out = torch.full((n,), float("nan"), device="cuda")
         held.append((x, y, out))  # kept, so that the next placement's tensors land elsewhere
-        bad, traced = check_and_trace(ours, x, y, out, flush, placement == 0 and n <= trace_max, n == trace_keep)
+        bad, traced = check_and_trace(x, y, out, flush, placement == 0 and n <= trace_max, n == trace_keep)
         failed.update({name: f"placement {placement}: {why}" for name, why in bad.items()})
         traces.update(traced)
-        calls = [(f"ours_{name}", (lambda c: lambda: ours.add(x, y, out, *c))(config))
-                 for name, config in OURS.items() if name not in failed]
+        calls = [(f"ours_{name}", (lambda lib, c: lambda: lib.add(x, y, out, *c))(lib, config))
+                 for name, (lib, config) in OURS.items() if name not in failed]
         calls += [(name, (lambda f: lambda: f(x, y, out))(baseline_calls[name])) for name in baselines]
         for _, fn in calls:  # warm-up: Triton compiles on its first call
             fn()
@@ -241,7 +251,6 @@ def time_size(ours, n, reps, placements, flush, trace_max, trace_keep, baselines
     for name in ours_names + [b for b in ("triton", "torch") if b in med]:
         if "copy" in med:
             row[f"{name}_over_copy_rate"] = row["rate_gb_s"][name] / row["rate_gb_s"]["copy"]
-    ref = f"ours_{reference}"
     for name in ours_names:
         row[f"{name}_speedup_over_triton"] = med["triton"] / med[name]
         row[f"{name}_speedup_over_triton_ci95"] = bootstrap_ratio(grid["triton"], grid[name])
@@ -249,9 +258,11 @@ def time_size(ours, n, reps, placements, flush, trace_max, trace_keep, baselines
             statistics.median(t) / statistics.median(o) for t, o in zip(grid["triton"], grid[name])]
         paired = sorted(t / o for t, o in zip(sum(grid["triton"], []), sum(grid[name], [])))
         row[f"{name}_paired_ratio_quartiles"] = [percentile(paired, q) for q in (0.25, 0.5, 0.75)]
-        if ref in grid and name != ref:
-            row[f"{name}_speedup_over_{reference}"] = med[ref] / med[name]
-            row[f"{name}_speedup_over_{reference}_ci95"] = bootstrap_ratio(grid[ref], grid[name])
+        for reference in references:
+            ref = f"ours_{reference}"
+            if ref in grid and name != ref:
+                row[f"{name}_speedup_over_{reference}"] = med[ref] / med[name]
+                row[f"{name}_speedup_over_{reference}_ci95"] = bootstrap_ratio(grid[ref], grid[name])
     if traces:
         row["traces"] = traces
     if failed:
@@ -309,22 +320,35 @@ def main():
                         help="configurations of ours to time, comma-separated: b<block>v<vector>u<unroll>_"
                              "<grid|persistent>")
     parser.add_argument("--reference", default="b256v4u1_grid",
-                        help="the configuration of ours the others are also compared with (when timed)")
+                        help="configurations of ours (comma-separated) each of the others is also compared with "
+                             "(when timed)")
+    parser.add_argument("--alt-lib", action="append", default=[], metavar="TAG=PATH",
+                        help="another libtilesim_elementwise_capi.so: configurations named <config>_TAG run through it")
     parser.add_argument("--baselines", default="triton,torch,copy", help="which of triton, torch, copy to time "
                                                                          "(triton always)")
     parser.add_argument("--placements", type=int, default=1,
-                        help="fresh allocations of the tensors per size, up to 2^26 elements (one above)")
+                        help="fresh allocations of the tensors per size, up to 2^26 elements")
+    parser.add_argument("--large-placements", type=int, default=1, help="fresh allocations above 2^26 elements")
+    parser.add_argument("--large-reps", type=int, help="rounds from 2^28 elements up (default: half of --reps, >= 5)")
+    parser.add_argument("--hold-mib", type=int, default=0, help="MiB of device memory allocated before anything else")
     args = parser.parse_args()
+    hold = torch.empty(args.hold_mib << 20, dtype=torch.uint8, device="cuda") if args.hold_mib > 0 else None
+    libs = {None: Ours(args.lib)}
+    for spec in args.alt_lib:
+        tag, sep, path = spec.partition("=")
+        if not sep or not re.fullmatch(r"\w+", tag) or not path:
+            parser.error(f"--alt-lib: {spec!r} is not TAG=PATH, e.g. committed=/tmp/libtilesim_elementwise_capi.so")
+        libs[tag] = Ours(path)
     for name in args.ours.split(","):
         try:
-            OURS[name] = parse_config(name)
+            OURS[name] = parse_config(name, libs)
         except ValueError as e:
             parser.error(str(e))
+    references = args.reference.split(",")
     unknown = set(args.baselines.split(",")) - {"triton", "torch", "copy"}
     if unknown:
         parser.error(f"--baselines: unknown {', '.join(sorted(unknown))}; use triton, torch and copy")
     baselines = ["triton"] + [b for b in ("torch", "copy") if b in args.baselines.split(",")]
-    ours = Ours(args.lib)
     if args.asm_dir:
         try:
             dump_asm(args.asm_dir, args.lib, 1 << 20)
@@ -334,10 +358,10 @@ def main():
     scratch = torch.ones(2 * l2 // 4, device="cuda")
     rows = []
     for n in (int(s) for s in args.sizes.split(",")):
-        reps = args.reps if n < (1 << 28) else max(5, args.reps // 2)
-        placements = args.placements if n <= (1 << 26) else 1
-        rows.append(time_size(ours, n, reps, placements, lambda: scratch.sum(), args.trace_max, args.trace_keep,
-                              baselines, args.reference))
+        reps = args.reps if n < (1 << 28) else args.large_reps or max(5, args.reps // 2)
+        placements = args.placements if n <= (1 << 26) else args.large_placements
+        rows.append(time_size(n, reps, placements, lambda: scratch.sum(), args.trace_max, args.trace_keep,
+                              baselines, references))
         r = rows[-1]
         print(f"n={n:>11}: triton {r['median_us']['triton']:.3f} us"
               + "".join(f", {b} {r['median_us'][b]:.3f}" for b in baselines[1:])
@@ -347,10 +371,10 @@ def main():
             if key not in r["median_us"]:
                 continue
             lo, hi = r[f"{key}_speedup_over_triton_ci95"]
-            vs_ref = (f", over {args.reference} {r[f'{key}_speedup_over_{args.reference}']:.4f} "
-                      f"[{r[f'{key}_speedup_over_{args.reference}_ci95'][0]:.4f}, "
-                      f"{r[f'{key}_speedup_over_{args.reference}_ci95'][1]:.4f}]"
-                      if f"{key}_speedup_over_{args.reference}" in r else "")
+            vs_ref = "".join(f", over {ref} {r[f'{key}_speedup_over_{ref}']:.4f} "
+                             f"[{r[f'{key}_speedup_over_{ref}_ci95'][0]:.4f}, "
+                             f"{r[f'{key}_speedup_over_{ref}_ci95'][1]:.4f}]"
+                             for ref in references if f"{key}_speedup_over_{ref}" in r)
             print(f"    {name:<24} {r['median_us'][key]:9.3f} us  triton/ours {r[f'{key}_speedup_over_triton']:.4f} "
                   f"[{lo:.4f}, {hi:.4f}]{vs_ref}", flush=True)
         for name, t in r.get("traces", {}).items():
@@ -366,11 +390,16 @@ def main():
                          f" --reps {args.reps} --sizes {args.sizes} --trace-max {args.trace_max}"
                          f" --trace-keep {args.trace_keep} --ours {args.ours} --reference {args.reference}"
                          f" --baselines {args.baselines} --placements {args.placements}"
+                         f" --large-placements {args.large_placements}"
+                         + (f" --large-reps {args.large_reps}" if args.large_reps else "")
+                         + (f" --hold-mib {args.hold_mib}" if args.hold_mib else "")
+                         + "".join(f" --alt-lib {spec}" for spec in args.alt_lib)
                          + (f" --asm-dir {args.asm_dir}" if args.asm_dir else ""),
               "gpu": torch.cuda.get_device_name(0), "nvidia_smi": smi, "torch": torch.__version__,
               "triton": triton.__version__, "cuda": torch.version.cuda,
               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-              "ours": {name: dict(zip(("block", "vector", "unroll", "persistent"), c)) for name, c in OURS.items()},
+              "ours": {name: dict(zip(("block", "vector", "unroll", "persistent"), c))
+                       for name, (_, c) in OURS.items()},
               "sizes": rows}
     with open(args.out, "w") as f:
         json.dump(record, f, indent=1)
