@@ -122,6 +122,16 @@ __device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, const void*
                : "memory");
 }
 
+// stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 (9.7.14.5.16 stmatrix): the warp's four 8 x 8 b16
+// matrices, thread t holding row t / 4, columns 2 (t % 4) and + 1 of each (an mma/wgmma accumulator
+// pair), stored transposed: lane 8 m + i gives the address of 16-byte row i of stored matrix m,
+// which holds column i of fragment matrix m.
+__device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0), "r"(r1),
+               "r"(r2), "r"(r3)
+               : "memory");
+}
+
 // cp.async.bulk.commit_group (9.7.9.25.x): closes the group of bulk stores issued so far.
 __device__ __forceinline__ void bulk_commit_group() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
 

@@ -97,7 +97,8 @@ void time_interleaved(std::vector<Candidate>& cands, int reps, const tk::testing
 
 std::string config_name(const tk::MixedInputProblem& p) {
   return std::to_string(p.tile_tokens) + "x" + std::to_string(p.tile_n) + "x" + std::to_string(p.tile_k) +
-         "/s" + std::to_string(p.stages) + "/" +
+         "/s" + std::to_string(p.stages) + (p.tma_store ? "/tma" : "") +
+         (p.order.kind == tilesim::LaunchOrderKind::row_major ? "/row_major" : "") + "/" +
          (p.conversion == tk::ConversionPath::prmt ? "prmt" : "cvt");
 }
 
@@ -127,14 +128,19 @@ nlohmann::json run_shape(const Shape& s, tk::WeightType weight, int scale_group,
   for (int tile : s.tile_tokens)
     for (int stages : s.stages)
       for (int stage_blocks : {1, 2, 4}) // K blocks a ring stage carries: more than one on 64-token tiles only
+        // 128-channel tiles with either epilogue, each in grouped_m:8 and in row-major order (1% apart
+        // in v15's runs, validation/data/h100/mixed_input/tried/pairs_v15/).
+        for (int variant = 0; variant < (tile >= 128 ? 4 : 1); ++variant)
         for (auto conversion : {tk::ConversionPath::prmt, tk::ConversionPath::cvt}) {
           tk::MixedInputProblem p = base;
           p.tile_tokens = tile;
           p.tile_n = tile >= 128 ? 128 : 64;
           p.tile_k = stage_blocks * tk::mixed_input_block_k(p.tile_n);
           p.stages = stages;
+          p.tma_store = variant % 2 == 1;
+          if (variant >= 2) p.order = tilesim::parse_launch_order("row_major");
           p.conversion = conversion;
-          if (!tk::mixed_input_unsupported_reason(p.tile_tokens, p.tile_n, p.tile_k, p.stages).empty())
+          if (!tk::mixed_input_unsupported_reason(p.tile_tokens, p.tile_n, p.tile_k, p.stages, p.tma_store).empty())
             continue;
           gemms.push_back(std::make_unique<tk::MixedInputGemm>(p, ops.buffers(), sms));
           tk::MixedInputGemm* g = gemms.back().get();

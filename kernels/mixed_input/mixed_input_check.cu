@@ -4,7 +4,8 @@
 //  2. The GEMM against an fp32 reference of X * dequant(W)^T on fresh random data with poisoned
 //     outputs: int8 and uint8, per-channel and per-128 scales, both conversions, every tile shape,
 //     decode and prefill shapes, ragged and zero-token experts, N and K tails, every launch order,
-//     persistent and one CTA per tile.
+//     persistent and one CTA per tile; 128-channel tiles with either epilogue (element stores, or
+//     shared memory and a TMA store, with ragged experts' last tiles falling back to the former).
 //  3. Bad problems are refused with a KernelError naming the field.
 // Without a GPU: prints "SKIP: no CUDA device (...)" and exits 77 (CTest shows it skipped).
 #include <cuda_runtime_api.h>
@@ -82,6 +83,7 @@ struct Config {
   bool persistent;
   tilesim::LaunchOrder order;
   int stage_blocks = 1; // K blocks a ring stage carries (2 and 4 on 64-channel tiles only)
+  bool tma_store = false; // the TMA-store epilogue (128-channel tiles only)
 };
 
 int run_config(const Case& c, const Config& cfg, int sm_count, uint64_t seed) {
@@ -99,11 +101,12 @@ int run_config(const Case& c, const Config& cfg, int sm_count, uint64_t seed) {
   p.stages = cfg.stages;
   p.persistent = cfg.persistent;
   p.order = cfg.order;
+  p.tma_store = cfg.tma_store;
   char label[256];
-  std::snprintf(label, sizeof label, "%-12s %s g%-3d %-4s %3dx%dx%d s%-2d %-14s %s", c.name.c_str(),
+  std::snprintf(label, sizeof label, "%-12s %s g%-3d %-4s %3dx%dx%d s%-2d %-3s %-14s %s", c.name.c_str(),
                 cfg.weight == tk::WeightType::int8 ? "int8 " : "uint8", cfg.scale_group,
                 cfg.conversion == tk::ConversionPath::prmt ? "prmt" : "cvt", p.tile_tokens, p.tile_n, p.tile_k, p.stages,
-                tilesim::to_string(cfg.order).c_str(), cfg.persistent ? "persistent" : "grid");
+                p.tma_store ? "tma" : "", tilesim::to_string(cfg.order).c_str(), cfg.persistent ? "persistent" : "grid");
   try {
     tk::testing::MixedInputOperands ops(p, seed);
     tk::MixedInputGemm gemm(p, ops.buffers(), sm_count);
@@ -167,6 +170,13 @@ int check_refusals() {
   q.tile_k = 512;
   q.stages = 4;
   failures += expect_refusal("4 stages of 512 K at 64 tokens (shared memory)", q, good, "stages");
+  q = p;
+  q.tma_store = true;
+  failures += expect_refusal("the TMA-store epilogue on a 64-channel tile", q, good, "tma_store");
+  q.tile_tokens = 224;
+  q.tile_n = 128;
+  q.stages = 5;
+  failures += expect_refusal("5 stages of 224 tokens beside the TMA store's buffers", q, good, "stages");
   return failures;
 }
 
@@ -211,27 +221,35 @@ int main(int argc, char** argv) {
         for (int group : {0, 128}) {
           if (group && c.k % 128) continue;
           for (auto conversion : {fast, naive})
-            for (int stage_blocks : {1, 2, 4}) { // K tails end in a stage partly filled (decode_m13: 9 blocks)
-              if (tile >= 128 && stage_blocks > 1) continue;
-              // 4 stages, or 2 where shared memory holds no more (64x64x512); more than one K block
-              // a stage on 64-token tiles only: check_refusals covers the refusals.
-              const int tile_k = stage_blocks * tk::mixed_input_block_k(tile >= 128 ? 128 : 64);
-              int stages = tile >= 128 ? 3 : 4;
-              if (!tk::mixed_input_unsupported_reason(tile, tile >= 128 ? 128 : 64, tile_k, stages).empty()) stages = 2;
-              if (!tk::mixed_input_unsupported_reason(tile, tile >= 128 ? 128 : 64, tile_k, stages).empty()) continue;
-              failures += run_config(c, {tile, stages, weight, group, conversion, true,
-                                         parse_launch_order("grouped_m:8"), stage_blocks},
-                                     prop.multiProcessorCount, ++seed);
-            }
+            for (int stage_blocks : {1, 2, 4}) // K tails end in a stage partly filled (decode_m13: 9 blocks)
+              for (bool tma_store : {false, true}) {
+                if (tile >= 128 && stage_blocks > 1) continue;
+                if (tile < 128 && tma_store) continue;
+                // 4 stages, or 2 where shared memory holds no more (64x64x512); more than one K block
+                // a stage on 64-token tiles only: check_refusals covers the refusals.
+                const int tile_k = stage_blocks * tk::mixed_input_block_k(tile >= 128 ? 128 : 64);
+                int stages = tile >= 128 ? 3 : 4;
+                if (!tk::mixed_input_unsupported_reason(tile, tile >= 128 ? 128 : 64, tile_k, stages, tma_store).empty())
+                  stages = 2;
+                if (!tk::mixed_input_unsupported_reason(tile, tile >= 128 ? 128 : 64, tile_k, stages, tma_store).empty())
+                  continue;
+                failures += run_config(c, {tile, stages, weight, group, conversion, true,
+                                           parse_launch_order("grouped_m:8"), stage_blocks, tma_store},
+                                       prop.multiProcessorCount, ++seed);
+              }
         }
     if (quick) continue;
     for (const char* order : orders)
       for (bool persistent : {true, false})
-        for (int stage_blocks : {1, 2}) {
-          if (tiles.back() != 64 && stage_blocks > 1) continue; // 64-token tiles only
-          failures += run_config(c, {tiles.back(), 4, i8, 0, fast, persistent, parse_launch_order(order), stage_blocks},
-                                 prop.multiProcessorCount, ++seed);
-        }
+        for (int stage_blocks : {1, 2})
+          for (bool tma_store : {false, true}) {
+            if (tiles.back() != 64 && stage_blocks > 1) continue; // 64-token tiles only
+            if (tma_store && tiles.back() < 128) continue;
+            // The TMA store on the prefill tile, 224 tokens (grouped: ragged experts fall back).
+            const int tile = tma_store ? 224 : tiles.back();
+            failures += run_config(c, {tile, 4, i8, 0, fast, persistent, parse_launch_order(order), stage_blocks, tma_store},
+                                   prop.multiProcessorCount, ++seed);
+          }
   }
   std::printf("%s: %d failure(s)\n", failures ? "FAILED" : "ALL PASSED", failures);
   return failures ? 1 : 0;

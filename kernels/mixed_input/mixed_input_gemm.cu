@@ -15,6 +15,7 @@ namespace tilesim::kernels {
 namespace {
 
 using mixed_input::Params;
+using mixed_input::StoreMap;
 using mixed_input::TensorMaps;
 using mixed_input::TileShape;
 
@@ -32,12 +33,12 @@ int ceil_div(int a, int b) { return (a + b - 1) / b; }
 constexpr int kMaxSharedBytes = 227 * 1024;
 constexpr int kGroupSize = 128;
 
-template <int T, int N, int SB, dequant::Conversion Path> struct Instance {
-  using Shape = TileShape<T, N, SB>;
+template <int T, int N, int SB, dequant::Conversion Path, bool TS = false> struct Instance {
+  using Shape = TileShape<T, N, SB, TS>;
   static void enable_shared_memory(int bytes) {
     static int enabled = 0; // raised once per instantiation, to the largest asked
     if (bytes <= enabled) return;
-    check_cuda(cudaFuncSetAttribute(mixed_input::mixed_input_gemm_kernel<T, N, SB, Path>,
+    check_cuda(cudaFuncSetAttribute(mixed_input::mixed_input_gemm_kernel<T, N, SB, Path, TS>,
                                     cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
                "cudaFuncSetAttribute(mixed_input_gemm_kernel, MaxDynamicSharedMemorySize)");
     enabled = bytes;
@@ -45,15 +46,15 @@ template <int T, int N, int SB, dequant::Conversion Path> struct Instance {
   static int resident_per_sm(int stages) {
     enable_shared_memory(Shape::shared_bytes(stages));
     int blocks = 0;
-    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, mixed_input::mixed_input_gemm_kernel<T, N, SB, Path>,
+    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, mixed_input::mixed_input_gemm_kernel<T, N, SB, Path, TS>,
                                                              Shape::threads, Shape::shared_bytes(stages)),
                "cudaOccupancyMaxActiveBlocksPerMultiprocessor(mixed_input_gemm_kernel)");
     return blocks;
   }
-  static void launch(const TensorMaps& maps, const Params& p, int grid, cudaStream_t stream) {
+  static void launch(const TensorMaps& maps, const Params& p, const StoreMap& store, int grid, cudaStream_t stream) {
     enable_shared_memory(Shape::shared_bytes(p.stages));
-    mixed_input::mixed_input_gemm_kernel<T, N, SB, Path>
-        <<<grid, Shape::threads, Shape::shared_bytes(p.stages), stream>>>(maps, p);
+    mixed_input::mixed_input_gemm_kernel<T, N, SB, Path, TS>
+        <<<grid, Shape::threads, Shape::shared_bytes(p.stages), stream>>>(maps, p, store);
     check_cuda(cudaGetLastError(), "mixed_input_gemm_kernel launch");
   }
 };
@@ -75,6 +76,11 @@ template <int T, int N, dequant::Conversion Path, class F> auto by_stage_blocks(
   }
 }
 
+// f(Instance<T, 128, 1, Path, false or true>{}) by the problem's epilogue (128-channel tiles).
+template <int T, dequant::Conversion Path, class F> auto by_epilogue(const MixedInputProblem& p, F&& f) {
+  return p.tma_store ? f(Instance<T, 128, 1, Path, true>{}) : f(Instance<T, 128, 1, Path, false>{});
+}
+
 // Calls f(Instance<...>{}) for the problem's compiled instantiation.
 template <class F> auto dispatch(const MixedInputProblem& p, F&& f) {
   const bool prmt = p.conversion == ConversionPath::prmt;
@@ -84,19 +90,20 @@ template <class F> auto dispatch(const MixedInputProblem& p, F&& f) {
   case 16: return prmt ? f(Instance<16, 64, 1, fast>{}) : f(Instance<16, 64, 1, naive>{});
   case 32: return prmt ? f(Instance<32, 64, 1, fast>{}) : f(Instance<32, 64, 1, naive>{});
   case 64: return prmt ? by_stage_blocks<64, 64, fast>(p, f) : by_stage_blocks<64, 64, naive>(p, f);
-  case 128: return prmt ? f(Instance<128, 128, 1, fast>{}) : f(Instance<128, 128, 1, naive>{});
-  case 224: return prmt ? f(Instance<224, 128, 1, fast>{}) : f(Instance<224, 128, 1, naive>{});
-  default: return prmt ? f(Instance<256, 128, 1, fast>{}) : f(Instance<256, 128, 1, naive>{});
+  case 128: return prmt ? by_epilogue<128, fast>(p, f) : by_epilogue<128, naive>(p, f);
+  case 224: return prmt ? by_epilogue<224, fast>(p, f) : by_epilogue<224, naive>(p, f);
+  default: return prmt ? by_epilogue<256, fast>(p, f) : by_epilogue<256, naive>(p, f);
   }
 }
 int stage_bytes(int tile_tokens, int tile_n, int tile_k) { return (tile_tokens * 2 + tile_n) * tile_k; }
 int reduce_bytes(int tile_tokens, int tile_n) { // TileShape::reduce_bytes
   return tile_n == 64 ? (mixed_input_consumers(tile_tokens, tile_n) - 1) * tile_tokens * 256 : 0;
 }
+int staging_bytes(int tile_tokens, bool tma_store) { return tma_store ? 2 * tile_tokens * 128 : 0; } // TileShape's, both consumers
 
 } // namespace
 
-std::string mixed_input_unsupported_reason(int tile_tokens, int tile_n, int tile_k, int stages) {
+std::string mixed_input_unsupported_reason(int tile_tokens, int tile_n, int tile_k, int stages, bool tma_store) {
   const bool small = tile_tokens == 16 || tile_tokens == 32 || tile_tokens == 64;
   const bool large = tile_tokens == 128 || tile_tokens == 224 || tile_tokens == 256;
   if (!small && !large)
@@ -114,6 +121,9 @@ std::string mixed_input_unsupported_reason(int tile_tokens, int tile_n, int tile
     return "tile_k = " + std::to_string(tile_k) + " with " + std::to_string(tile_tokens) + "x" +
            std::to_string(tile_n) + " tiles is not supported; use " +
            (multi ? "128, 256 or 512 (1, 2 or 4 K blocks of 128 a stage)" : std::to_string(bk));
+  if (tma_store && tile_n != 128)
+    return "tma_store with " + std::to_string(tile_tokens) + "x" + std::to_string(tile_n) +
+           " tiles is not supported; use it on 128-channel tiles (128, 224 or 256 tokens) only";
   // Split K (64-channel tiles): stage s always serves consumer s % consumers, so that each stage's
   // phases are one consumer's blocks in order and a parity wait can never see a lap-old phase.
   const int consumers = mixed_input_consumers(tile_tokens, tile_n);
@@ -121,17 +131,19 @@ std::string mixed_input_unsupported_reason(int tile_tokens, int tile_n, int tile
     return "stages = " + std::to_string(stages) + " is not supported for " + std::to_string(tile_tokens) +
            "x64 tiles; use a multiple of " + std::to_string(consumers) + " (that many consumers split K, one per stage in turn)";
   const int max_stages = std::min(
-      16, (kMaxSharedBytes - 1024 - reduce_bytes(tile_tokens, tile_n)) / (stage_bytes(tile_tokens, tile_n, tile_k) + 16));
+      16, (kMaxSharedBytes - 1024 - reduce_bytes(tile_tokens, tile_n) - staging_bytes(tile_tokens, tma_store)) /
+              (stage_bytes(tile_tokens, tile_n, tile_k) + 16));
   if (stages < 2 || stages > max_stages)
     return "stages = " + std::to_string(stages) + " is not supported for " + std::to_string(tile_tokens) + "x" +
-           std::to_string(tile_n) + "x" + std::to_string(tile_k) + " tiles; use 2.." + std::to_string(max_stages) +
-           " (shared memory holds at most that many)";
+           std::to_string(tile_n) + "x" + std::to_string(tile_k) + (tma_store ? " tiles with tma_store" : " tiles") +
+           "; use 2.." + std::to_string(max_stages) + " (shared memory holds at most that many)";
   return {};
 }
 
 struct MixedInputGemm::Impl {
   MixedInputProblem problem;
   TensorMaps maps{};
+  StoreMap store{}; // the TMA-store epilogue's Y map (tma_store only)
   Params params{};
   int* device_offsets = nullptr; // row_offsets (experts + 1) then token_offsets (experts + 1)
   int tiles = 0;
@@ -153,7 +165,7 @@ MixedInputGemm::MixedInputGemm(const MixedInputProblem& problem, const MixedInpu
   Impl& m = *impl_;
   m.problem = problem;
   const std::string reason =
-      mixed_input_unsupported_reason(problem.tile_tokens, problem.tile_n, stage_k(problem), problem.stages);
+      mixed_input_unsupported_reason(problem.tile_tokens, problem.tile_n, stage_k(problem), problem.stages, problem.tma_store);
   require(reason.empty(), reason);
   require(problem.experts >= 1, "experts = " + std::to_string(problem.experts) + " must be >= 1");
   require(static_cast<int>(problem.tokens_per_expert.size()) == problem.experts,
@@ -207,6 +219,11 @@ MixedInputGemm::MixedInputGemm(const MixedInputProblem& problem, const MixedInpu
                                        problem.tile_tokens, 64);
     m.maps.w = make_byte_tensor_map_2d(buffers.w, static_cast<uint64_t>(problem.experts) * problem.n, problem.k,
                                        problem.tile_n, block_k(problem.tile_n));
+    if (problem.tma_store) { // Y in boxes of a consumer's 64 channels x the tile's tokens
+      m.store.y = make_bf16_tensor_map_2d(buffers.y, static_cast<uint64_t>(m.total_tokens), problem.n,
+                                          problem.tile_tokens, 64);
+      m.store.total_tokens = m.total_tokens;
+    }
   }
   check_cuda(cudaMalloc(&m.device_offsets, offsets.size() * sizeof(int)), "cudaMalloc(offsets)");
   check_cuda(cudaMemcpy(m.device_offsets, offsets.data(), offsets.size() * sizeof(int), cudaMemcpyHostToDevice),
@@ -236,7 +253,7 @@ void MixedInputGemm::run(cudaStream_t stream, TileTrace* trace) const {
   if (m.tiles == 0) return; // every expert empty: nothing to write
   Params params = m.params;
   params.trace = trace;
-  dispatch(m.problem, [&](auto instance) { decltype(instance)::launch(m.maps, params, m.grid, stream); });
+  dispatch(m.problem, [&](auto instance) { decltype(instance)::launch(m.maps, params, m.store, m.grid, stream); });
 }
 
 int MixedInputGemm::tile_count() const { return impl_->tiles; }

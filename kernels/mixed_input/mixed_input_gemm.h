@@ -42,6 +42,8 @@ struct MixedInputProblem {
                                       // 128); on 64-token tiles also 256 or 512 (2 or 4 K blocks a barrier)
   int stages = 8;
   bool persistent = true;             // grid ~ SM count, else one CTA per tile
+  bool tma_store = false;             // 128-channel tiles: the epilogue through shared memory and a TMA store
+                                      // (kernels/mixed_input/NOTES.md, v16)
   LaunchOrder order{};
 };
 
@@ -67,9 +69,9 @@ constexpr int mixed_input_consumers(int tile_tokens, int tile_n) {
 // tiles, 64 on 128-channel ones. A ring stage carries one, or on 64-token tiles 2 or 4 of them.
 constexpr int mixed_input_block_k(int tile_n) { return tile_n == 64 ? 128 : 64; }
 
-// Empty when the kernel is built for this tile shape, K per stage (tile_k) and ring depth, else
-// what to change.
-std::string mixed_input_unsupported_reason(int tile_tokens, int tile_n, int tile_k, int stages);
+// Empty when the kernel is built for this tile shape, K per stage (tile_k), ring depth and
+// epilogue (tma_store), else what to change.
+std::string mixed_input_unsupported_reason(int tile_tokens, int tile_n, int tile_k, int stages, bool tma_store = false);
 
 // Bound to one problem and one set of buffers: owns the tensor maps and the device tile space.
 // Construction validates everything and throws KernelError naming the field and the fix.

@@ -15,6 +15,11 @@
 // warpgroup's chain of wait, load, convert and wgmma per K block is latency-bound, and chains side
 // by side stream more weights (NOTES.md).
 //
+// 128-channel tiles may store their tile through shared memory instead (a template parameter,
+// NOTES.md v16): each consumer writes its 64 channels x tokens transposed (stmatrix .trans) into a
+// 128B-swizzled buffer of token rows, one thread stores it with TMA, and the consumers go on to the
+// next tile while the store drains; element-wise 2-byte stores cost 8.7 instructions an element.
+//
 // CTA blockIdx.x computes work items blockIdx.x, blockIdx.x + gridDim.x, ... (persistent: grid ~
 // SM count; otherwise one item each), each mapped to a tile by tilesim::tile_at, the walk the
 // simulator replays. Tiles that run past an expert's last token load the next expert's tokens
@@ -56,8 +61,17 @@ struct Params {
   bool signed_weights; // int8: bytes are flipped to q + 128 and taken from 128
 };
 
-template <int BlockTokens, int BlockN, int StageBlocks = 1> struct TileShape {
+// The TMA-store epilogue's map of Y (bf16 [total_tokens, n], boxes of tile_tokens x 64, 128-byte
+// swizzle) and the token count it clips at. The kernel's last parameter, so that the parameter
+// offsets of the kernels that store element by element, and with them their code, are as before.
+struct StoreMap {
+  CUtensorMap y;
+  int total_tokens;
+};
+
+template <int BlockTokens, int BlockN, int StageBlocks = 1, bool TmaStore = false> struct TileShape {
   static_assert(BlockN == 64 || BlockN == 128, "64 channels per consumer, or consumers splitting K on 64");
+  static_assert(!TmaStore || BlockN == 128, "the TMA-store epilogue on 128-channel tiles only");
   static_assert(StageBlocks == 1 || (BlockN == 64 && (StageBlocks == 2 || StageBlocks == 4)),
                 "1 K block a stage, or 2 / 4 on 64-channel (split K) tiles");
   static constexpr int block_tokens = BlockTokens;
@@ -91,10 +105,17 @@ template <int BlockTokens, int BlockN, int StageBlocks = 1> struct TileShape {
   static constexpr int release_arrivals = split_k ? 4 : 8; // the warps of the consumer(s) using a stage
   static constexpr bool shares_registers = consumers == 2; // setmaxnreg: the producer's go to them
   static constexpr int reduce_bytes = split_k ? (consumers - 1) * accumulators * 128 * 4 : 0;
-  static int shared_bytes(int stages) { return 1024 + stages * (StageBlocks * stage_bytes + 16) + reduce_bytes; }
+  // The TMA-store epilogue: a buffer of BlockTokens rows of 64 channels (128 bytes) per consumer.
+  static constexpr bool tma_store = TmaStore;
+  static constexpr int staging_bytes = TmaStore ? BlockTokens * 128 : 0;
+  static int shared_bytes(int stages) {
+    return 1024 + stages * (StageBlocks * stage_bytes + 16) + reduce_bytes + consumers * staging_bytes;
+  }
 };
 
-// Ring: X stages then W stages, each 1024-byte aligned (the swizzle atoms), then the barriers. A
+// Ring: X stages then W stages, each 1024-byte aligned (the swizzle atoms), then the TMA-store
+// epilogue's buffers where it has them (as aligned: every stage and buffer is a multiple of 1024
+// bytes), then the barriers. A
 // stage holds Shape::stage_blocks K blocks side by side: block j's X at x(s, j), its W at w(s, j).
 template <class Shape> struct SharedRing {
   static constexpr int blocks = Shape::stage_blocks;
@@ -107,9 +128,10 @@ template <class Shape> struct SharedRing {
   __device__ uint8_t* w(int s, int j) const {
     return base + stages * blocks * Shape::x_bytes + (s * blocks + j) * Shape::w_bytes;
   }
-  __device__ uint64_t* full(int s) const {
-    return reinterpret_cast<uint64_t*>(base + stages * blocks * Shape::stage_bytes) + s;
+  __device__ uint8_t* staging(int consumer) const {
+    return base + stages * blocks * Shape::stage_bytes + consumer * Shape::staging_bytes;
   }
+  __device__ uint64_t* full(int s) const { return reinterpret_cast<uint64_t*>(staging(Shape::consumers)) + s; }
   __device__ uint64_t* empty(int s) const { return full(stages) + s; }
   __device__ float* reduce_buffer() const { return reinterpret_cast<float*>(empty(stages)); }
 };
@@ -274,6 +296,54 @@ __device__ __forceinline__ void store_tile(const Params& p, const float (&acc)[S
     }
 }
 
+__device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
+  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<const uint32_t*>(&v);
+}
+
+// True where a TMA store of the tile's token rows writes no other expert's: every row is this
+// expert's, or the rows past it lie past the last token, where TMA clips them.
+__device__ __forceinline__ bool tile_stores_whole(TokenRows rows, int block_tokens, int total_tokens) {
+  return rows.valid == block_tokens || rows.first + rows.valid == total_tokens;
+}
+
+// The TMA-store epilogue of a consumer's 64 channels x BlockTokens tokens. Accumulator pair (4j,
+// 4j + 1) is channel r, tokens 8j + 2q and + 1 (r = 16 warp + lane / 4, q = lane % 4), and (4j + 2,
+// 4j + 3) channel r + 8: per j, two 8 x 8 fragment matrices (channels 16 warp.. and + 8, tokens 8j..)
+// of one stmatrix .x4 .trans, which writes each token's 8 channels as one 16-byte row. The buffer
+// holds token rows of 128 bytes, 16-byte unit u of row t at u ^ (t % 8) (TMA's 128-byte swizzle,
+// which also puts the 8 rows of a matrix in 8 distinct units: no bank conflicts). Lane 8m + i
+// addresses row 8 (2jj + m / 2) + i, unit 2 warp + m % 2 (swizzled by i = row % 8). One thread
+// waits for the previous tile's store to have read the buffer before anyone writes it, and issues
+// this one's; columns (channels) past n are clipped by TMA, and a half wholly past n is skipped.
+template <class Shape>
+__device__ __forceinline__ void store_tile_tma(const Params& p, const SharedRing<Shape>& ring, const StoreMap& store,
+                                               const float (&acc)[Shape::accumulators], TokenRows rows,
+                                               int tile_col, int consumer, const ChannelQuant& cq) {
+  const int t = threadIdx.x % 128, lane = t % 32, warp = t / 32;
+  const int m = lane / 8, i = lane % 8;
+  uint8_t* buffer = ring.staging(consumer);
+  const uint32_t lane_address = ptx::smem_addr(buffer) + (8 * (m >> 1) + i) * 128 + (((2 * warp + (m & 1)) ^ i) << 4);
+  if (t == 0) ptx::bulk_wait_group_read<0>();
+  ptx::named_barrier_sync(1 + consumer, 128);
+#pragma unroll
+  for (int jj = 0; jj < Shape::block_tokens / 16; ++jj) {
+    const int j0 = 2 * jj, j1 = 2 * jj + 1;
+    ptx::stmatrix_x4_trans(lane_address + jj * 16 * 128,
+                           pack_bf16x2(acc[4 * j0] * cq.scale[0], acc[4 * j0 + 1] * cq.scale[0]),
+                           pack_bf16x2(acc[4 * j0 + 2] * cq.scale[1], acc[4 * j0 + 3] * cq.scale[1]),
+                           pack_bf16x2(acc[4 * j1] * cq.scale[0], acc[4 * j1 + 1] * cq.scale[0]),
+                           pack_bf16x2(acc[4 * j1 + 2] * cq.scale[1], acc[4 * j1 + 3] * cq.scale[1]));
+  }
+  ptx::fence_proxy_async_shared();
+  ptx::named_barrier_sync(1 + consumer, 128);
+  const int channel = tile_col * Shape::block_n + consumer * 64;
+  if (t == 0 && channel < p.n) {
+    ptx::tma_store_2d(&store.y, buffer, channel, rows.first);
+    ptx::bulk_commit_group();
+  }
+}
+
 // Split K: consumers 1.. hand their accumulators to consumer 0 through shared memory (slot
 // [consumer - 1][i][thread]: conflict-free), which adds them before the store. The second barrier
 // keeps the others from overwriting their slots with the next tile's sums before consumer 0 has
@@ -297,7 +367,8 @@ __device__ __forceinline__ void reduce_split_k(const SharedRing<Shape>& ring, fl
 }
 
 template <class Shape, dequant::Conversion Path>
-__device__ __forceinline__ void consumer_loop(const Params& p, const SharedRing<Shape>& ring, int consumer) {
+__device__ __forceinline__ void consumer_loop(const Params& p, const SharedRing<Shape>& ring, const StoreMap& store,
+                                              int consumer) {
   const int t = threadIdx.x % 128, lane = t % 32;
   // Tile-local channel of fragment row 0: consumers split the channels, or (split K) share them.
   const int row0 = (Shape::split_k ? 0 : consumer * 64) + 16 * (t / 32) + lane / 4;
@@ -366,7 +437,15 @@ __device__ __forceinline__ void consumer_loop(const Params& p, const SharedRing<
       reduce_split_k<Shape>(ring, acc, consumer);
       if (consumer != 0) continue; // consumer 0 stores the sum
     }
-    store_tile<Shape>(p, acc, token_rows(p, tile, Shape::block_tokens), channel0, cq);
+    const TokenRows rows = token_rows(p, tile, Shape::block_tokens);
+    if constexpr (Shape::tma_store) {
+      if (tile_stores_whole(rows, Shape::block_tokens, store.total_tokens))
+        store_tile_tma<Shape>(p, ring, store, acc, rows, tile.col, consumer, cq);
+      else // a ragged expert's last tile: its rows past the expert are the next expert's
+        store_tile<Shape>(p, acc, rows, channel0, cq);
+    } else {
+      store_tile<Shape>(p, acc, rows, channel0, cq);
+    }
     if (trace_writer) {
       TileTrace& record = p.trace[linear];
       record.linear = linear;
@@ -376,11 +455,12 @@ __device__ __forceinline__ void consumer_loop(const Params& p, const SharedRing<
   }
 }
 
-template <int BlockTokens, int BlockN, int StageBlocks, dequant::Conversion Path>
-__global__ void __launch_bounds__(TileShape<BlockTokens, BlockN, StageBlocks>::threads, 1)
-    mixed_input_gemm_kernel(const __grid_constant__ TensorMaps maps, const Params p) {
+template <int BlockTokens, int BlockN, int StageBlocks, dequant::Conversion Path, bool TmaStore>
+__global__ void __launch_bounds__(TileShape<BlockTokens, BlockN, StageBlocks, TmaStore>::threads, 1)
+    mixed_input_gemm_kernel(const __grid_constant__ TensorMaps maps, const Params p,
+                            const __grid_constant__ StoreMap store) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  using Shape = TileShape<BlockTokens, BlockN, StageBlocks>;
+  using Shape = TileShape<BlockTokens, BlockN, StageBlocks, TmaStore>;
   extern __shared__ uint8_t shared_raw[];
   const SharedRing<Shape> ring(shared_raw, p.stages);
   const int warpgroup = threadIdx.x / 128;
@@ -401,7 +481,10 @@ __global__ void __launch_bounds__(TileShape<BlockTokens, BlockN, StageBlocks>::t
     if (threadIdx.x == 0) producer_loop<Shape>(p, ring, maps);
   } else {
     if constexpr (Shape::shares_registers) ptx::setmaxnreg_inc<232>();
-    consumer_loop<Shape, Path>(p, ring, warpgroup - 1);
+    consumer_loop<Shape, Path>(p, ring, store, warpgroup - 1);
+    // The buffer stays until the last store has read it, and the store is done when the kernel is.
+    if constexpr (Shape::tma_store)
+      if (threadIdx.x % 128 == 0) ptx::bulk_wait_group<0>();
   }
 #endif
 }
