@@ -34,6 +34,9 @@ struct ElementwiseShape {
   int block = 256;
   int vector = 0;
   int unroll = 1;
+  // false: the spec names neither block nor unroll, and the launcher picks them by the GPU
+  // (models/elementwise_launch_shape.h); block and unroll then hold 256 x 1 until it does.
+  bool shape_named = true;
   std::int64_t chunk() const { return static_cast<std::int64_t>(block) * vector * unroll; } // elements per CTA step
 };
 
@@ -83,6 +86,9 @@ struct WeightQuant {
   int scale_group = 0;      // 0: one bf16 scale per output channel; 128: one per channel and 128 of K
   bool zero_points = false; // one uint8 zero point per output channel (uint8 weights need them)
   WeightConversion conversion = WeightConversion::prmt;
+  // How the epilogue writes Y: each element with its own 2-byte store ("elements"), or, on
+  // 128-channel tiles, through shared memory and one TMA store a consumer ("tma").
+  bool tma_store = false;
 };
 
 struct TileShape {

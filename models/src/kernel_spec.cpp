@@ -28,7 +28,7 @@ constexpr std::string_view kGemmSpecKeys[] = {"name",   "kind",   "dtype",   "b_
                                               "experts", "routing", "n",     "k",          "layout",  "tile",
                                               "stages", "warps",  "load",    "persistent", "cluster", "order",
                                               "epilogue", "quant", "block_scale", "command"};
-constexpr std::string_view kQuantKeys[] = {"scale_group", "zero_points", "conversion"};
+constexpr std::string_view kQuantKeys[] = {"scale_group", "zero_points", "conversion", "store"};
 constexpr std::string_view kLayoutKeys[] = {"a", "b"};
 constexpr std::string_view kTileKeys[] = {"m", "n", "k"};
 constexpr std::string_view kRoutingKeys[] = {"tokens", "top_k", "experts", "zipf_s", "seed"};
@@ -141,6 +141,15 @@ WeightQuant parse_weight_quant(const JsonFields& f, const KernelSpec& s) {
       q.conversion = WeightConversion::cvt;
     else
       j.fail("conversion", "unknown conversion '" + conversion + "'", "use \"prmt\" or \"cvt\"");
+    const std::string store = j.string_or("store", "elements");
+    if (store != "elements" && store != "tma")
+      j.fail("store", "unknown store '" + store + "'", "use \"elements\" or \"tma\"");
+    q.tma_store = store == "tma";
+    if (q.tma_store && s.tile.n != 128)
+      j.fail("store",
+             "is \"tma\" on a " + std::to_string(s.tile.n) +
+                 "-channel tile; the kernel stores through TMA on 128-channel tiles only",
+             "use tile.n 128 or \"store\": \"elements\"");
   }
   if (s.b_dtype == Dtype::uint8 && !q.zero_points)
     f.fail("quant", "uint8 weights need per-channel zero points", "add \"quant\": {\"zero_points\": true}");
@@ -293,6 +302,7 @@ nlohmann::json to_json(const KernelSpec& s) {
     j["quant"] = {{"scale_group", s.quant.scale_group},
                   {"zero_points", s.quant.zero_points},
                   {"conversion", to_string(s.quant.conversion)}};
+  if (s.mixed_input() && s.quant.tma_store) j["quant"]["store"] = "tma"; // absent: "elements", as before the field
   if (s.mxfp8_gemm()) j["block_scale"] = block_scale_json(s);
   if (s.kind == KernelKind::gemm)
     j["m"] = s.expert_tokens.front();

@@ -19,7 +19,9 @@
 //  - the scales' and zero points' loads: per-channel ones once per tile, group scales as the
 //    L1 serves them, one 32-byte sector (16 groups) per channel every 2048 of K;
 //  - the epilogue: each output element is scaled, converted and stored on its own (2-byte stores
-//    in the accumulator layout), counted from the kernel's SASS.
+//    in the accumulator layout), or with "store": "tma" on 128-channel tiles written transposed
+//    into shared memory and stored by one TMA store the consumers do not wait for; both counted
+//    from the kernel's SASS.
 #include "sim/kernel_model.h"
 
 #include "models/spec_error.h"
@@ -31,10 +33,33 @@ namespace {
 // at 256-token tiles, 10 at 16): FMUL (scale), F2FP (bf16), STG.E.U16, and the token/channel
 // predicates and 64-bit address arithmetic of each 2-byte store.
 constexpr double kEpilogueInstructionsPerElement = 9.0;
+// The TMA-store epilogue (store_tile_tma), from the last wgmma wait to the store's issue, counted
+// in the SASS of its 128-, 224- and 256-token instantiations (prmt and cvt alike): 170, 268 and 300
+// instructions a consumer warp, 40 + 130/64 per fp32 accumulator of a thread (an FMUL, half an
+// F2FP, a sixteenth of an STSM .x4 .trans and the moves that gather its operands; the 40 are the
+// two barriers, the proxy fence, the buffer address and the store). The store itself reads the
+// buffer while the next tile runs: the replay's write of the tile's box.
+constexpr double kTmaStoreInstructionsPerTile = 40.0;
+constexpr double kTmaStoreInstructionsPerAccumulator = 130.0 / 64.0;
 // Scales live in their own allocation; far from the operands (which start at 2^40).
 constexpr Address kScaleBase = Address{3} << 40;
 constexpr int kGroupSize = 128;
 constexpr int kSectorBytes = 32;
+
+// The share of the kernel's tiles that are an expert's last, part-filled tile with tokens of a
+// later expert after it: those the TMA-store epilogue leaves to the element stores.
+double ragged_tile_share(const KernelSpec& spec) {
+  long long tiles = 0, ragged = 0;
+  int last_with_tokens = -1;
+  for (int e = 0; e < spec.experts(); ++e)
+    if (spec.expert_tokens[e] > 0) last_with_tokens = e;
+  for (int e = 0; e < spec.experts(); ++e) {
+    const int m = spec.expert_tokens[e];
+    tiles += (m + spec.tile.m - 1) / spec.tile.m;
+    if (m % spec.tile.m != 0 && e < last_with_tokens) ++ragged;
+  }
+  return tiles ? static_cast<double>(ragged) / tiles : 0.0;
+}
 
 class MixedInputModel final : public KernelModel {
 public:
@@ -70,7 +95,25 @@ public:
     epilogue_cycles_ = kEpilogueInstructionsPerElement * spec.tile.m * spec.tile.n / (32.0 * gpu.sm.warp_schedulers);
     // Split K: consumer 0's four warps, one per scheduler, load and add each other consumer's sums.
     if (spec.tile.n == 64) epilogue_cycles_ += 2.0 * accumulators * (consumers - 1);
+    if (spec.quant.tma_store) {
+      // Every consumer warp issues the whole sequence; the schedulers share the consumers' warps.
+      const double tma_cycles = (kTmaStoreInstructionsPerTile + kTmaStoreInstructionsPerAccumulator * accumulators) *
+                                consumers * 4.0 / gpu.sm.warp_schedulers;
+      // A ragged expert's last tile keeps the element stores (its rows past the expert are the next
+      // expert's) unless nothing follows it. The replay charges one epilogue a tile for the whole
+      // kernel, so it charges the mean over the kernel's tiles.
+      const double ragged = ragged_tile_share(spec);
+      epilogue_cycles_ = ragged * epilogue_cycles_ + (1.0 - ragged) * tma_cycles;
+    }
     groups_ = spec.quant.scale_group ? spec.k / kGroupSize : 0;
+    const int shared = resources().shared_memory_bytes;
+    if (shared > gpu.sm.max_shared_memory_per_cta_bytes)
+      throw SpecError(spec.source, "stages",
+                      std::to_string(spec.stages) + " stages beside the " +
+                          (spec.quant.tma_store ? "TMA store's buffers" : "split-K sums") + " need " +
+                          std::to_string(shared) + " bytes of shared memory, " + gpu.name + " allows " +
+                          std::to_string(gpu.sm.max_shared_memory_per_cta_bytes) + " per CTA",
+                      "use fewer stages");
   }
 
   int tile_count() const override { return base_->tile_count(); }
@@ -111,6 +154,8 @@ public:
     // memory (the consumers are the warpgroups after the producer).
     const int consumers = spec_.warps / 4 - 1;
     if (spec_.tile.n == 64) r.shared_memory_bytes += (consumers - 1) * spec_.tile.m / 2 * 128 * 4;
+    // The TMA store's buffers: each consumer's 64 channels (128 bytes) for every token of the tile.
+    if (spec_.quant.tma_store) r.shared_memory_bytes += consumers * spec_.tile.m * 128;
     return r;
   }
   bool uses_tma() const override { return true; }

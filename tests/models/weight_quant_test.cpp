@@ -39,6 +39,10 @@ TEST_CASE("quant round-trips through to_json", "[quant]") {
   CHECK(s.quant.scale_group == 128);
   CHECK(s.quant.zero_points);
   CHECK(s.quant.conversion == WeightConversion::cvt);
+  CHECK_FALSE(s.quant.tma_store);
+  j["tile"] = {{"m", 224}, {"n", 128}, {"k", 64}};
+  j["quant"]["store"] = "tma";
+  CHECK(parse_kernel_spec(to_json(parse_kernel_spec(j, "a.json")), "b.json").quant.tma_store);
 }
 
 TEST_CASE("bad mixed-input specs name the field and the fix", "[quant]") {
@@ -74,6 +78,14 @@ TEST_CASE("bad mixed-input specs name the field and the fix", "[quant]") {
   SECTION("an unknown conversion") {
     j["quant"] = {{"conversion", "lut"}};
     CHECK_THAT(testing::kernel_spec_error_of(j), Catch::Contains("quant.conversion") && Catch::Contains("use \"prmt\" or \"cvt\""));
+  }
+  SECTION("an unknown store") {
+    j["quant"] = {{"store", "stmatrix"}};
+    CHECK_THAT(testing::kernel_spec_error_of(j), Catch::Contains("quant.store") && Catch::Contains("use \"elements\" or \"tma\""));
+  }
+  SECTION("the TMA store on a 64-channel tile") {
+    j["quant"] = {{"store", "tma"}};
+    CHECK_THAT(testing::kernel_spec_error_of(j), Catch::Contains("quant.store") && Catch::Contains("use tile.n 128"));
   }
   SECTION("an unknown quant key") {
     j["quant"] = {{"zero_point", true}};

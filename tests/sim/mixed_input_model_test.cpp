@@ -81,6 +81,35 @@ TEST_CASE("a 224-token prefill tile: its K block, no split-K sums", "[mixed_inpu
   CHECK(m->epilogue_cycles() == Approx(9.0 * 224 * 128 / 128)); // 2016
 }
 
+TEST_CASE("a 224-token prefill tile with the TMA-store epilogue", "[mixed_input]") {
+  const GpuProfile h100 = load_gpu_profile("h100");
+  nlohmann::json j = nlohmann::json::parse(R"({"name":"p","kind":"grouped_gemm","dtype":"bf16","b_dtype":"int8",
+    "experts":[{"m":3456}],"n":4096,"k":2048,"layout":{"a":"row","b":"col"},"tile":{"m":224,"n":128,"k":64},
+    "stages":4,"warps":12,"load":"tma","persistent":true,"order":"row_major","quant":{"store":"tma"}})");
+  SECTION("every tile through TMA: 40 + 130/64 x 112 accumulators = 267.5 instructions a consumer warp, two "
+          "consumer warps a scheduler") {
+    const auto m = make_kernel_model(parse_kernel_spec(j, "prefill.json"), h100);
+    CHECK(m->epilogue_cycles() == Approx(535.0));
+    // 4 x (224 x 64 x 2 + 128 x 64) + 1024 barriers + 2 consumers x 224 tokens x 128 bytes
+    CHECK(m->resources().shared_memory_bytes == 205824);
+  }
+  SECTION("a ragged expert's last tile keeps the element stores: experts of 300 and 224 tokens, 3 tiles, 1 ragged") {
+    j["experts"] = {{{"m", 300}}, {{"m", 224}}};
+    CHECK(make_kernel_model(parse_kernel_spec(j, "prefill.json"), h100)->epilogue_cycles() ==
+          Approx((2016.0 + 2 * 535.0) / 3));
+  }
+  SECTION("the last expert's part-filled tile is clipped by TMA: experts of 224 and 300, no element stores") {
+    j["experts"] = {{{"m", 224}}, {{"m", 300}}};
+    CHECK(make_kernel_model(parse_kernel_spec(j, "prefill.json"), h100)->epilogue_cycles() == Approx(535.0));
+  }
+  SECTION("five stages beside the buffers do not fit (242,688 bytes) and are refused by name") {
+    j["stages"] = 5;
+    CHECK_THROWS_WITH(make_kernel_model(parse_kernel_spec(j, "prefill.json"), h100),
+                      Catch::Contains("prefill.json") && Catch::Contains("stages") &&
+                          Catch::Contains("242688") && Catch::Contains("use fewer stages"));
+  }
+}
+
 TEST_CASE("the weights travel as one byte each, the scales and zero points beside them", "[mixed_input]") {
   const GpuProfile h100 = load_gpu_profile("h100");
   WorkItem item;

@@ -170,6 +170,7 @@ private:
     p.stages = spec.stages;
     p.persistent = spec.persistent;
     p.order = spec.order;
+    p.tma_store = spec.quant.tma_store;
     return p;
   }
   static void copy(void* dst, const void* src, std::size_t bytes, const char* what) {
