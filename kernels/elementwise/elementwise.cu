@@ -1,5 +1,5 @@
-// Host launcher of the element-wise kernel: validates the problem, picks the instantiation for
-// (dtype, vector, op) and sizes the grid once.
+// Host launcher of the element-wise kernel: picks block and unroll where the caller asks it to,
+// validates the problem, picks the instantiation for (dtype, vector, op) and sizes the grid once.
 #include "kernels/elementwise/elementwise.h"
 
 #include <algorithm>
@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "kernels/elementwise/elementwise_kernel.cuh"
+#include "models/elementwise_launch_shape.h"
 
 namespace tilesim::kernels {
 namespace {
@@ -142,22 +143,32 @@ std::string elementwise_unsupported_reason(const ElementwiseProblem& p) {
 
 Elementwise::Elementwise(const ElementwiseProblem& problem, const void* x, const void* y, void* out, int sm_count)
     : problem_(problem), x_(x), y_(y), out_(out) {
-  const std::string reason = elementwise_unsupported_reason(problem);
+  if (problem.launcher_shape) {
+    int device = 0, threads = 0;
+    check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+    check_cuda(cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, device),
+               "cudaDeviceGetAttribute(cudaDevAttrMaxThreadsPerMultiProcessor)");
+    const ElementwiseLaunchShape shape = elementwise_launch_shape(problem.elements, problem.dtype, problem.vector,
+                                                                  problem.persistent, sm_count, threads);
+    problem_.block = shape.block;
+    problem_.unroll = shape.unroll;
+  }
+  const std::string reason = elementwise_unsupported_reason(problem_);
   if (!reason.empty()) throw KernelError("ElementwiseProblem: " + reason);
-  const bool binary = is_binary(problem.op);
+  const bool binary = is_binary(problem_.op);
   if (x == nullptr || out == nullptr || (binary && y == nullptr))
     throw KernelError("ElementwiseProblem: x, out (and y for add and mul) must be device pointers, got a null");
-  const std::uintptr_t alignment = static_cast<std::uintptr_t>(problem.vector) * element_bytes(problem.dtype);
+  const std::uintptr_t alignment = static_cast<std::uintptr_t>(problem_.vector) * element_bytes(problem_.dtype);
   for (const void* p : {x, binary ? y : x, static_cast<const void*>(out)})
     if (reinterpret_cast<std::uintptr_t>(p) % alignment != 0)
       throw KernelError("ElementwiseProblem: buffers must be aligned to vector * element bytes = " +
                         std::to_string(alignment) + "; use a smaller vector or aligned buffers");
   if (sm_count < 1) throw KernelError("ElementwiseProblem: sm_count = " + std::to_string(sm_count) + " must be >= 1");
-  steps_ = (problem.elements + step_elements(problem) - 1) / step_elements(problem);
-  if (problem.persistent) {
+  steps_ = (problem_.elements + step_elements(problem_) - 1) / step_elements(problem_);
+  if (problem_.persistent) {
     int resident = 0;
-    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, find_kernel(problem, false).function,
-                                                             problem.block, 0),
+    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, find_kernel(problem_, false).function,
+                                                             problem_.block, 0),
                "cudaOccupancyMaxActiveBlocksPerMultiprocessor(elementwise_kernel)");
     grid_ = static_cast<int>(std::min<std::int64_t>(steps_, static_cast<std::int64_t>(sm_count) * std::max(resident, 1)));
   } else {

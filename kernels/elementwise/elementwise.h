@@ -33,6 +33,8 @@ struct ElementwiseProblem {
   int vector = 4;            // elements per thread and load: a power of two, vector * bytes <= 16
   int unroll = 1;            // vectors per thread and step (1, 2 or 4), block * vector apart
   bool persistent = false;
+  // true: block and unroll are the launcher's pick for this device (models/elementwise_launch_shape.h)
+  bool launcher_shape = false;
 };
 
 // Empty when the kernel runs the problem, otherwise a message naming the field and the fix.
@@ -49,7 +51,7 @@ public:
   void run_traced(cudaStream_t stream, CtaTrace* trace) const;
   int grid_size() const { return grid_; }
   std::int64_t steps() const { return steps_; } // CTA steps of block * vector * unroll elements, the last masked
-  const ElementwiseProblem& problem() const { return problem_; }
+  const ElementwiseProblem& problem() const { return problem_; } // block and unroll as launched
 
 private:
   ElementwiseProblem problem_;

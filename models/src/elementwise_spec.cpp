@@ -83,6 +83,7 @@ void parse_elementwise_spec(const JsonFields& f, KernelSpec& s) {
   s.b_dtype = s.c_dtype = s.a_dtype;
   const int bytes = dtype_bits(s.a_dtype) / 8;
 
+  e.shape_named = f.has("block") || f.has("unroll");
   e.block = static_cast<int>(f.integer_or("block", 256, 1, kMaxBlock));
   if (!std::has_single_bit(static_cast<unsigned>(e.block)) || e.block < kMinBlock)
     f.fail("block", "is " + std::to_string(e.block) + ", not a power of two from 32 to 1024",
@@ -106,9 +107,11 @@ void parse_elementwise_spec(const JsonFields& f, KernelSpec& s) {
 
 nlohmann::json elementwise_spec_json(const KernelSpec& s) {
   const ElementwiseShape& e = s.elementwise;
-  return {{"name", s.name},           {"kind", "elementwise"}, {"op", to_string(e.op)},
-          {"elements", e.elements},   {"dtype", to_string(s.a_dtype)}, {"block", e.block},
-          {"vector", e.vector},       {"unroll", e.unroll},           {"persistent", s.persistent}};
+  nlohmann::json j = {{"name", s.name},         {"kind", "elementwise"},         {"op", to_string(e.op)},
+                      {"elements", e.elements}, {"dtype", to_string(s.a_dtype)}, {"vector", e.vector},
+                      {"persistent", s.persistent}};
+  if (e.shape_named) j["block"] = e.block, j["unroll"] = e.unroll; // else the launcher's pick, by the GPU
+  return j;
 }
 
 } // namespace tilesim

@@ -99,7 +99,12 @@ int compare_gpus(const std::string& gpu_list, const KernelSpec& spec, const std:
   for (const auto& name : names) gpus.push_back(load_gpu_profile(name));
   const auto orders = orders_text.empty() ? std::vector<LaunchOrder>{spec.order}
                                           : parse_orders(orders_text, spec.kind == KernelKind::grouped_gemm);
-  if (spec.kind == KernelKind::elementwise)
+  if (spec.kind == KernelKind::elementwise && !spec.elementwise.shape_named)
+    std::printf("%s: %s over %lld %s elements, vectors of %d, block and unroll the launcher's pick on each GPU, %s\n",
+                spec.name.c_str(), to_string(spec.elementwise.op).c_str(),
+                static_cast<long long>(spec.elementwise.elements), to_string(spec.a_dtype).c_str(),
+                spec.elementwise.vector, spec.persistent ? "persistent" : "grid");
+  else if (spec.kind == KernelKind::elementwise)
     std::printf("%s: %s over %lld %s elements, %d threads x %d x %d per CTA step, %s\n", spec.name.c_str(),
                 to_string(spec.elementwise.op).c_str(), static_cast<long long>(spec.elementwise.elements),
                 to_string(spec.a_dtype).c_str(), spec.elementwise.block, spec.elementwise.vector, spec.elementwise.unroll,

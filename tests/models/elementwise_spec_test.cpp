@@ -1,3 +1,4 @@
+#include "models/elementwise_launch_shape.h"
 #include "models/elementwise_spec.h"
 #include "models/kernel_spec.h"
 #include "models/spec_error.h"
@@ -53,6 +54,45 @@ TEST_CASE("an element-wise spec survives its JSON form") {
   CHECK(again.elementwise.vector == 2);
   CHECK(again.elementwise.elements == s.elementwise.elements);
   CHECK(to_json(again) == to_json(s));
+}
+
+TEST_CASE("a spec that names neither block nor unroll leaves them to the launcher, and its JSON form says so") {
+  const KernelSpec s = parse_kernel_spec(vector_add(), "spec.json");
+  CHECK_FALSE(s.elementwise.shape_named);
+  CHECK_FALSE(to_json(s).contains("block"));
+  CHECK_FALSE(to_json(s).contains("unroll"));
+  CHECK_FALSE(parse_kernel_spec(to_json(s), "again.json").elementwise.shape_named);
+  json j = vector_add();
+  j["unroll"] = 1; // naming either one names the shape, the other taking its default
+  const KernelSpec named = parse_kernel_spec(j, "spec.json");
+  CHECK(named.elementwise.shape_named);
+  CHECK(to_json(named)["block"] == 256);
+}
+
+TEST_CASE("the launcher takes 64 x 4 x 4 where the 256 x 4 grid is one wave over half the threads, no CTA masked") {
+  // H100: 132 SMs of 2048 threads, 8 CTAs of 256 a SM: a wave is 1056 CTAs of 1024 fp32 elements, half
+  // of it 528. So 529 to 1056 whole CTAs: 541,696 to 1,081,344 elements, multiples of 1024.
+  constexpr auto h100 = [](long long n) { return elementwise_launch_shape(n, Dtype::fp32, 4, false, 132, 2048); };
+  CHECK(h100(1 << 20).block == 64);
+  CHECK(h100(1 << 20).unroll == 4);
+  CHECK(h100(786432).block == 64);
+  CHECK(h100(541696).block == 64);   // 529 CTAs
+  CHECK(h100(540672).block == 256);  // 528: half the threads, not more
+  CHECK(h100(1081344).block == 64);  // 1056: the whole wave
+  CHECK(h100(1082368).block == 256); // 1057: a second wave
+  CHECK(h100(1082368).unroll == 1);
+  CHECK(h100(1000003).block == 256); // a masked CTA: 64 x 4 x 4's tail is slower
+  CHECK(h100(1047552 + 4).block == 256);
+  CHECK(h100(1 << 16).block == 256);
+  CHECK(h100(1 << 24).block == 256);
+  // Only what was measured takes the rule: fp32 in 16-byte vectors, grid form.
+  CHECK(elementwise_launch_shape(1 << 20, Dtype::fp32, 4, true, 132, 2048).block == 256);
+  CHECK(elementwise_launch_shape(1 << 20, Dtype::fp32, 2, false, 132, 2048).block == 256);
+  CHECK(elementwise_launch_shape(1 << 21, Dtype::bf16, 8, false, 132, 2048).block == 256);
+  // B200 (148 SMs): the wave is 1184 CTAs, so 1,212,416 elements (1184 CTAs) is 64 x 4 x 4 there and
+  // 606,208 (592, half) is not.
+  CHECK(elementwise_launch_shape(1212416, Dtype::fp32, 4, false, 148, 2048).block == 64);
+  CHECK(elementwise_launch_shape(606208, Dtype::fp32, 4, false, 148, 2048).block == 256);
 }
 
 TEST_CASE("bad element-wise specs name the field and the fix") {

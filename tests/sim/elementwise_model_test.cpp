@@ -90,6 +90,25 @@ TEST_CASE("a large vector add is bound by DRAM bandwidth, a tiny one by latency"
   CHECK(tiny.time_ms * 1e6 <= 5000.0);
 }
 
+TEST_CASE("a spec that names no shape is charged as the launcher's pick on the GPU simulated") {
+  const GpuProfile h100 = load_gpu_profile("h100");
+  const auto unnamed = [](long long n) {
+    return parse_kernel_spec(nlohmann::json{{"kind", "elementwise"}, {"op", "add"}, {"elements", n}, {"dtype", "fp32"}},
+                             "test.json");
+  };
+  // 2^20 elements on 132 SMs: 64 threads x 4 vectors of 4 (models/elementwise_launch_shape.h), 2 warps
+  // of 45 instructions and 1024 / 32 FADDs a step, 122 over 4 schedulers: 30.5 cycles.
+  CHECK(make_elementwise_model(unnamed(1 << 20), h100)->element_cycles_per_k_step() == Approx(30.5));
+  CHECK(make_elementwise_model(unnamed(1 << 20), h100)->resources().threads == 64);
+  const KernelResult picked = simulate(h100, unnamed(1 << 20));
+  const KernelResult named = simulate(h100, elementwise("add", 1 << 20, false, 64, 4));
+  CHECK(picked.time_ms == named.time_ms);
+  CHECK(picked.tiles.size() == 1024);
+  // 1,000,003 has a masked CTA: 256 x 4, as at 2^24.
+  CHECK(make_elementwise_model(unnamed(1000003), h100)->resources().threads == 256);
+  CHECK(make_elementwise_model(unnamed(1 << 24), h100)->element_cycles_per_k_step() == Approx(52));
+}
+
 TEST_CASE("a kernel's duration holds the start and drain CUPTI counts beside its CTAs' span") {
   GpuProfile h100 = load_gpu_profile("h100");
   h100.launch.kernel_start_drain_ns = 0;

@@ -80,6 +80,7 @@ public:
     p.vector = spec.elementwise.vector;
     p.unroll = spec.elementwise.unroll;
     p.persistent = spec.persistent;
+    p.launcher_shape = !spec.elementwise.shape_named;
     try {
       kernel_ = std::make_unique<kernels::Elementwise>(p, x_.get(), y_.get(), out_.get(), sms);
     } catch (const kernels::KernelError& e) {
@@ -98,6 +99,8 @@ public:
   double flops() const override { return spec_.flops(); }
   nlohmann::json kernel_json() const override {
     nlohmann::json j = to_json(spec_);
+    j["block"] = kernel_->problem().block; // as launched: the launcher's pick where the spec names none
+    j["unroll"] = kernel_->problem().unroll;
     j["grid"] = kernel_->grid_size();
     j["steps"] = kernel_->steps();
     return j;

@@ -57,6 +57,9 @@ CONFIGS += [elementwise("add", 1 << 20, block=128, unroll=2), elementwise("add",
 
 # Four vectors per thread at 1M and 4M: 256 and 1024 CTAs of 4096 elements (issue 18's search at 1M).
 CONFIGS += [elementwise("add", 1 << 20, unroll=4), elementwise("add", 1 << 22, unroll=4)]
+# 64 threads x 4 vectors at 1M: what the launcher takes there for a spec that names no shape
+# (models/elementwise_launch_shape.h).
+CONFIGS += [elementwise("add", 1 << 20, block=64, unroll=4)]
 
 # Fused epilogues: the GEMM with none / bias_relu / bias_gelu on compute-bound (dense 8192^3,
 # E=8 x 2048) and memory-bound (E=64 x 512, E=128 x 128) shapes, the kernel's default tile.
