@@ -99,7 +99,8 @@ private:
     // Not one-byte types: a store of those may alias anything, so the loops writing requests
     // would read every member they use again after each one.
     std::uint32_t sectors;
-    std::uint32_t home; // home_of(line)
+    std::uint32_t sector_count; // of `sectors`: a constant for rows of whole lines
+    // The line's home partition is not kept: only a near miss and a store need it (home_of).
   };
   struct BoxOutcome {
     long long l2_sectors = 0;   // sectors served by the L2, near or far, or by its request coalescer
@@ -112,9 +113,8 @@ private:
     long long writeback_sectors = 0; // dirty sectors the box's lookups evicted
   };
 
-  // The box's lines, each with its sets and home; for a read by an SM of `partition`, their sets
-  // there start on their way into the host's caches (-1: none, for a store).
-  void gather_lines(const Box& box, int partition);
+  // The box's lines, each with its sets (read_lines brings them into the host's caches).
+  void gather_lines(const Box& box);
   int home_of(LineAddress line) const { return home_of(line, partition_reciprocal_, partitions_.size()); }
   static int home_of(LineAddress line, std::uint64_t reciprocal, std::uint64_t partitions) {
     const std::uint64_t block = line >> 1; // the 256-byte block
@@ -127,6 +127,48 @@ private:
     return static_cast<int>((static_cast<unsigned __int128>(fraction) * partitions) >> 64);
   }
   BoxOutcome read_lines(int partition, RequestCoalescer& coalescer, bool promote);
+  static constexpr std::size_t kPrefetchAhead = 16;
+  struct Fill;
+  struct FarRequest;
+  // A promoted lookup waiting for its set to reach the host's caches (defer_buddy).
+  struct DeferredBuddy {
+    SectoredCache* cache;
+    LineAddress line;
+    std::int64_t set;
+    bool far; // at the home partition of a near miss homed across
+  };
+  struct DeferredBuddies {
+    static constexpr unsigned kSize = 16;
+    DeferredBuddy queue[kSize];
+    unsigned first = 0, count = 0;
+    // The queued sets' low 8 bits, a superset of them: a lookup in a set marked here runs the
+    // queue first.
+    std::uint64_t marked[4] = {0, 0, 0, 0};
+    void mark(std::int64_t set) { marked[(set >> 6) & 3] |= std::uint64_t{1} << (set & 63); }
+    bool conflicts(std::int64_t set) const { return (marked[(set >> 6) & 3] >> (set & 63)) & 1; }
+    void mark_all() {
+      marked[0] = marked[1] = marked[2] = marked[3] = 0;
+      for (unsigned i = 0; i < count; ++i) mark(queue[(first + i) % kSize].set);
+    }
+  };
+  // What a box's lookups that miss add up to, kept apart from the hot loop's counts.
+  struct ColdCounts {
+    Fill* fill = nullptr;          // the next of fills_
+    FarRequest* far_miss = nullptr; // the next of far_misses_
+    long long near_miss_sectors = 0;
+    long long near_promotion = 0, near_promotion_hits = 0; // promoted lookups at the SM's partition
+    long long fabric_read = 0, far_hits = 0, fabric_promotion = 0, fabric_promotion_hits = 0;
+    long long dram_sectors = 0, promoted_dram_sectors = 0, writeback_sectors = 0;
+    std::uint32_t far_ready = 0;
+    DeferredBuddies deferred;
+  };
+  // The rest of a near lookup that read_hit did not serve (`slot`: where it found the line); returns
+  // when the fill of the sectors it did hold lands (0: none held).
+  std::uint32_t near_miss(int partition, const SectoredCache::View& near_view, std::uint32_t index, int slot, bool promote,
+                          ColdCounts& cold);
+  void defer_buddy(SectoredCache& cache, LineAddress buddy, bool far, ColdCounts& cold);
+  [[gnu::noinline]] void run_deferred(ColdCounts& cold);
+  void promote_buddy(const DeferredBuddy& buddy, ColdCounts& cold);
   BoxOutcome write_lines(int partition);
   void write_back(Cycle issue, long long sectors);
 
@@ -169,11 +211,12 @@ private:
     std::int64_t set;
     int slot; // the line's slot at its lookup
   };
-  // Scratch: the box's near misses of lines homed across (index into lines_, the sectors missed),
+  // Scratch: the box's near misses of lines homed across (index into lines_, the sectors missed, the home),
   // looked up at their homes after the near lookups.
   struct FarRequest {
     std::uint32_t line;
     std::uint32_t sectors;
+    std::uint32_t home;
   };
   std::vector<FarRequest> far_misses_;
   std::vector<Fill> fills_; // scratch: the box's lookups that fetch sectors (at most four a line)

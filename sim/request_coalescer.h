@@ -51,12 +51,24 @@ public:
     Cycle ready;
     int way;
   };
-  Merge merge_in_set(std::size_t set, LineAddress line, SectorMask sectors) {
-    const std::size_t first = set * static_cast<std::size_t>(ways_);
-    const int w = find(&tags_[first], static_cast<std::uint32_t>(line));
+  Merge merge_in_set(std::size_t set, LineAddress line, SectorMask sectors) { return merge_in_set(view(), set, line, sectors); }
+  // The coalescer's arrays and limits, copied out once for a loop of merges (see
+  // SectoredCache::View: the members would be read again after every store).
+  struct Entry;
+  struct View {
+    std::uint32_t* tags;
+    Entry* entries;
+    std::uint32_t* oldest;
+    int ways;
+    int merges_per_request;
+  };
+  View view() { return {tags_.data(), entries_.data(), oldest_.data(), ways_, merges_per_request_}; }
+  static Merge merge_in_set(const View& v, std::size_t set, LineAddress line, SectorMask sectors) {
+    const std::size_t first = set * static_cast<std::size_t>(v.ways);
+    const int w = find(v.tags + first, static_cast<std::uint32_t>(line), v.ways);
     if (w < 0) return {-1, -1};
-    Entry& e = entries_[first + static_cast<std::size_t>(w)];
-    if ((e.sectors & sectors) != sectors || e.merges >= merges_per_request_) return {-1, w};
+    Entry& e = v.entries[first + static_cast<std::size_t>(w)];
+    if ((e.sectors & sectors) != sectors || e.merges >= v.merges_per_request) return {-1, w};
     if (e.merges < kUnlimited - 1) ++e.merges;
     return {e.ready, w};
   }
@@ -70,12 +82,15 @@ public:
   // since, or kUnknown: then it is searched for.
   static constexpr int kUnknown = -2;
   void insert_in_set(std::size_t index, LineAddress line, SectorMask sectors, Cycle ready, int way = kUnknown) {
-    const std::size_t first = index * static_cast<std::size_t>(ways_);
+    insert_in_set(view(), index, line, sectors, ready, way);
+  }
+  static void insert_in_set(const View& v, std::size_t index, LineAddress line, SectorMask sectors, Cycle ready, int way = kUnknown) {
+    const std::size_t first = index * static_cast<std::size_t>(v.ways);
     const auto tag = static_cast<std::uint32_t>(line);
-    const int w = way == -1 ? -1 : way >= 0 && tags_[first + static_cast<std::size_t>(way)] == tag ? way : find(&tags_[first], tag);
+    const int w = way == -1 ? -1 : way >= 0 && v.tags[first + static_cast<std::size_t>(way)] == tag ? way : find(v.tags + first, tag, v.ways);
     if (w >= 0) {
-      Entry& e = entries_[first + static_cast<std::size_t>(w)];
-      if (e.merges >= merges_per_request_)
+      Entry& e = v.entries[first + static_cast<std::size_t>(w)];
+      if (e.merges >= v.merges_per_request)
         e = {ready, 0, sectors};
       else
         e.sectors |= sectors;
@@ -83,24 +98,25 @@ public:
     }
     // Entries are only ever added, so the oldest of a set is the next in turn. Read once: the
     // compiler cannot rule out that the stores below alias it, and read it again behind each one.
-    const std::uint32_t oldest = oldest_[index];
-    tags_[first + oldest] = tag;
-    entries_[first + oldest] = {ready, 0, sectors};
+    const std::uint32_t oldest = v.oldest[index];
+    v.tags[first + oldest] = tag;
+    v.entries[first + oldest] = {ready, 0, sectors};
     // Wrapped without a branch: sets are hashed, so whether the next insert's turn wraps is as
     // good as random to the host's branch predictor (the branch cost the 8192^3 replay about 12%).
     const std::uint32_t next = oldest + 1;
-    oldest_[index] = next & (0u - static_cast<std::uint32_t>(next != static_cast<std::uint32_t>(ways_)));
+    v.oldest[index] = next & (0u - static_cast<std::uint32_t>(next != static_cast<std::uint32_t>(v.ways)));
   }
 
   // Which set a line maps to; every coalescer of one GPU has the same sets.
   std::size_t set_of(LineAddress line) const { return set_of(line, sets_); }
-  static std::size_t set_of(LineAddress line, std::uint64_t sets) {
-    const std::uint64_t h = (line * 0xC2B2AE3D27D4EB4Full) >> 32;
-    return static_cast<std::size_t>((h * sets) >> 32);
+  static std::size_t set_of(LineAddress line, std::uint64_t sets) { return set_of_product(line * kSetHash, sets); }
+  // set_of in two steps, for lines an equal stride apart: their products (mod 2^64) are too.
+  static constexpr std::uint64_t kSetHash = 0xC2B2AE3D27D4EB4Full;
+  static std::size_t set_of_product(std::uint64_t product, std::uint64_t sets) {
+    return static_cast<std::size_t>(((product >> 32) * sets) >> 32);
   }
   std::uint64_t sets() const { return sets_; }
 
-private:
   // Lines keep their low 32 bits, as the L2's tags do (sim/sectored_cache.h), apart from the rest
   // of their entry so that a set's tags are compared at once; a line is held at most once per
   // set. Merges count up to the limit, which is held below 2^16.
@@ -112,16 +128,18 @@ private:
     std::int32_t merges = 0;
     std::uint32_t sectors = 0;
   };
+
+private:
   // The first way of a set holding `tag`, or -1.
-  int find(const std::uint32_t* tags, std::uint32_t tag) const {
+  static int find(const std::uint32_t* tags, std::uint32_t tag, int ways) {
 #if defined(__SSE2__)
-    if (ways_ == 4) { // the profiles' ways: one compare
+    if (ways == 4) { // the profiles' ways: one compare
       const auto match = static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(
           _mm_cmpeq_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(tags)), _mm_set1_epi32(static_cast<int>(tag))))));
       return match != 0 ? __builtin_ctz(match) : -1;
     }
 #endif
-    for (int w = 0; w < ways_; ++w)
+    for (int w = 0; w < ways; ++w)
       if (tags[w] == tag) return w;
     return -1;
   }

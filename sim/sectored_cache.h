@@ -46,6 +46,38 @@ public:
   // The same, for a caller that already knows the line's set (set_of(line)).
   LookupOutcome read_in_set(std::int64_t set, LineAddress line, SectorMask sectors) { return access(set, line, sectors, false); }
   LookupOutcome write_in_set(std::int64_t set, LineAddress line, SectorMask sectors) { return access(set, line, sectors, true); }
+
+  // The cache's arrays and ways, copied out once for a loop of lookups: a store to a set may alias
+  // any member (the ranks are stored as vectors, which alias everything), so a loop calling
+  // read_in_set would read the members again after every lookup.
+  struct Set;
+  struct Ranks;
+  struct View {
+    Set* sets;
+    Ranks* ranks;
+    int ways;
+  };
+  View view() { return {sets_data_.data(), ranks_.data(), ways_}; }
+  static LookupOutcome read_in_set(const View& v, std::int64_t set, LineAddress line, SectorMask sectors) {
+    return access(v, set, line, sectors, false);
+  }
+  // A read split in two for the hot loop: read_hit serves it when the line holds every sector
+  // asked for (the line becomes the most recently used; the result is when its fill lands) and
+  // otherwise changes nothing and returns kNotHit with the line's slot in `slot` (kSlots: absent);
+  // read_miss then does the rest of read_in_set from that slot.
+  static constexpr std::uint32_t kNotHit = ~std::uint32_t{0};
+  static std::uint32_t read_hit(const View& v, std::int64_t set, LineAddress line, SectorMask sectors, int& slot) {
+    Set& s = v.sets[static_cast<std::size_t>(set)];
+    slot = find(s, static_cast<std::uint32_t>(line));
+    if (slot >= v.ways) return kNotHit;
+    const std::uint32_t state = s.state[slot];
+    if ((sectors & ~state & kValidBits) != 0) return kNotHit;
+    touch(v.ranks[static_cast<std::size_t>(set)], slot);
+    return state >> kFillShift;
+  }
+  static LookupOutcome read_miss(const View& v, std::int64_t set, LineAddress line, SectorMask sectors, int slot) {
+    return access_at(v, set, line, sectors, false, slot);
+  }
   // Records that the fill of `line`'s sectors fetched by its last read lands at `cycle`; the
   // line's fill time never moves back. Nothing happens when the line has been evicted since.
   void set_fill_ready(LineAddress line, Cycle cycle) { set_fill_ready_in_set(set_of(line), line, cycle); }
@@ -66,21 +98,21 @@ public:
   // lines evenly so that strided tiles see no artificial conflicts (reduced to the set count by a
   // multiply-shift rather than a division: this is the simulator's hottest line).
   std::int64_t set_of(LineAddress line) const { return set_of(line, sets_); }
-  static std::int64_t set_of(LineAddress line, std::int64_t sets) {
-    const std::uint64_t h = (line * 0x9E3779B97F4A7C15ull) >> 32;
-    return static_cast<std::int64_t>((h * static_cast<std::uint64_t>(sets)) >> 32);
+  static std::int64_t set_of(LineAddress line, std::int64_t sets) { return set_of_product(line * kSetHash, sets); }
+  // set_of in two steps, for lines an equal stride apart: their products (mod 2^64) are too.
+  static constexpr std::uint64_t kSetHash = 0x9E3779B97F4A7C15ull;
+  static std::int64_t set_of_product(std::uint64_t product, std::int64_t sets) {
+    return static_cast<std::int64_t>(((product >> 32) * static_cast<std::uint64_t>(sets)) >> 32);
   }
   std::int64_t sets() const { return sets_; }
   int ways() const { return ways_; }
   bool contains(LineAddress line, SectorMask sectors) const;
-  // Starts bringing a set (its tags, states and LRU ranks) into the host's caches; a box
-  // prefetches all its sets before its first lookup, so that their host memory latencies overlap
-  // (the model's state is megabytes).
-  void prefetch_set(std::int64_t set) const {
-    const Set& s = sets_data_[static_cast<std::size_t>(set)];
-    __builtin_prefetch(s.tags, 1);
-    __builtin_prefetch(s.state, 1);
-    __builtin_prefetch(&ranks_[static_cast<std::size_t>(set)], 1);
+  // Starts bringing a set (its tags, states and LRU ranks) into the host's caches; a box's
+  // lookups prefetch each line's set a few lines ahead, so that their host memory latencies
+  // overlap (the model's state is megabytes).
+  void prefetch_set(std::int64_t set) const { prefetch(&sets_data_[static_cast<std::size_t>(set)], &ranks_[static_cast<std::size_t>(set)]); }
+  static void prefetch_set(const View& v, std::int64_t set) {
+    prefetch(&v.sets[static_cast<std::size_t>(set)], &v.ranks[static_cast<std::size_t>(set)]);
   }
 
   // Cycles a fill time can reach: later ones are held there (a hit then no longer waits for them).
@@ -104,6 +136,8 @@ private:
   static constexpr int kDirtyShift = 4;
   static constexpr int kFillShift = 8;
   static constexpr std::uint8_t kUnused = 0x7F;
+
+public:
   struct alignas(64) Set {
     std::uint32_t tags[kSlots];
     std::uint32_t state[kSlots];
@@ -111,18 +145,31 @@ private:
   struct alignas(16) Ranks {
     std::uint8_t rank[kSlots];
   };
+
+private:
   static constexpr std::uint32_t kValidBits = 0xF;
   static constexpr std::uint32_t kLowBits = 0xFF; // valid and dirty sectors
+  static void prefetch(const Set* s, const Ranks* ranks) {
+    __builtin_prefetch(s->tags, 1);
+    __builtin_prefetch(s->state, 1);
+    __builtin_prefetch(ranks, 1);
+  }
   // Looks the sectors up, allocating the line on a miss; `dirty` marks them dirty. Inline, as the
   // simulator's hottest call.
   LookupOutcome access(std::int64_t set, LineAddress line, SectorMask sectors, bool dirty) {
-    Set& s = sets_data_[static_cast<std::size_t>(set)];
-    Ranks& ranks = ranks_[static_cast<std::size_t>(set)];
+    return access(view(), set, line, sectors, dirty);
+  }
+  static LookupOutcome access(const View& v, std::int64_t set, LineAddress line, SectorMask sectors, bool dirty) {
+    return access_at(v, set, line, sectors, dirty, find(v.sets[static_cast<std::size_t>(set)], static_cast<std::uint32_t>(line)));
+  }
+  // The same, with the line's slot found (kSlots: absent).
+  static LookupOutcome access_at(const View& v, std::int64_t set, LineAddress line, SectorMask sectors, bool dirty, int slot) {
+    Set& s = v.sets[static_cast<std::size_t>(set)];
+    Ranks& ranks = v.ranks[static_cast<std::size_t>(set)];
     const auto tag = static_cast<std::uint32_t>(line);
     const std::uint32_t marks = (sectors & kValidBits) | (dirty ? (sectors & kValidBits) << kDirtyShift : 0u);
     LookupOutcome out;
-    const int slot = find(s, tag);
-    if (slot < ways_) {
+    if (slot < v.ways) {
       const std::uint32_t state = s.state[slot];
       const auto missing = static_cast<SectorMask>(sectors & ~state & kValidBits);
       out.missed = missing;
@@ -138,12 +185,12 @@ private:
     }
     // Miss: the least recently used slot goes, an empty one while the set has any; its dirty
     // sectors are written back.
-    const int v = victim(ranks);
-    if (s.tags[v] != kEmpty) out.evicted_dirty_sectors = sectors_in(static_cast<SectorMask>(s.state[v] >> kDirtyShift));
-    s.tags[v] = tag;
-    s.state[v] = marks;
-    touch(ranks, v);
-    out.slot = v;
+    const int w = victim(ranks, v.ways);
+    if (s.tags[w] != kEmpty) out.evicted_dirty_sectors = sectors_in(static_cast<SectorMask>(s.state[w] >> kDirtyShift));
+    s.tags[w] = tag;
+    s.state[w] = marks;
+    touch(ranks, w);
+    out.slot = w;
     out.missed = sectors;
     out.miss_sectors = sectors_in(sectors);
     return out;
@@ -196,13 +243,13 @@ private:
 #endif
   }
   // The least recently used slot (ranked ways - 1).
-  int victim(const Ranks& ranks) const {
+  static int victim(const Ranks& ranks, int ways) {
 #if defined(__SSE2__)
-    const __m128i last = _mm_cmpeq_epi8(_mm_load_si128(reinterpret_cast<const __m128i*>(ranks.rank)), splat(ways_ - 1));
+    const __m128i last = _mm_cmpeq_epi8(_mm_load_si128(reinterpret_cast<const __m128i*>(ranks.rank)), splat(ways - 1));
     return __builtin_ctz(static_cast<unsigned>(_mm_movemask_epi8(last)));
 #else
-    for (int s = 0; s < ways_; ++s)
-      if (ranks.rank[s] == ways_ - 1) return s;
+    for (int s = 0; s < ways; ++s)
+      if (ranks.rank[s] == ways - 1) return s;
     return 0;
 #endif
   }

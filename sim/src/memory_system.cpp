@@ -29,7 +29,7 @@ MemorySystem::MemorySystem(const GpuProfile& gpu)
   for (int g = 0; g < gpcs; ++g) coalescers_.emplace_back(lines, gpu.l2.coalescer_ways, gpu.l2.coalescer_merges_per_request);
 }
 
-void MemorySystem::gather_lines(const Box& box, int partition) {
+void MemorySystem::gather_lines(const Box& box) {
   // Locals, not members: stores of the one-byte fields may alias anything, so members would be
   // read again after every line.
   const int line_shift = line_shift_, sector_shift = sector_shift_;
@@ -48,18 +48,10 @@ void MemorySystem::gather_lines(const Box& box, int partition) {
   LineRequest* out = begin_out;
   const std::int64_t sets = partitions_.front().sets(); // every partition has the same sets
   const std::uint64_t coalescer_sets = coalescers_.front().sets();
-  const std::uint64_t reciprocal = partition_reciprocal_, partitions = partitions_.size();
-  // Every line's set at the SM's partition starts on its way into the host's caches before the
-  // first lookup: the lookups are independent, so their host memory latencies overlap (a box is a
-  // few hundred lines; their sets fit in the host's L2). A home set across is brought in only for
-  // a near miss (read_lines).
-  const SectoredCache* caches = partitions_.data();
   const auto request = [=](LineAddress line, SectorMask mask) {
     const auto set = static_cast<std::uint32_t>(SectoredCache::set_of(line, sets));
-    const int home = home_of(line, reciprocal, partitions);
-    if (partition >= 0) caches[partition].prefetch_set(set);
     return LineRequest{line, set, static_cast<std::uint32_t>(RequestCoalescer::set_of(line, coalescer_sets)), mask,
-                       static_cast<std::uint32_t>(home)};
+                       static_cast<std::uint32_t>(SectoredCache::sectors_in(mask))};
   };
   const bool aligned =
       box.row_bytes > 0 && ((box.base | static_cast<Address>(box.row_bytes) | static_cast<Address>(box.row_stride)) & line_mask) == 0;
@@ -68,8 +60,15 @@ void MemorySystem::gather_lines(const Box& box, int partition) {
     const LineAddress per_row = static_cast<Address>(box.row_bytes) >> line_shift;
     const LineAddress stride = static_cast<Address>(box.row_stride) >> line_shift;
     LineAddress first = box.base >> line_shift;
-    if (per_row == 1) { // the usual TMA box: one loop, not one a row
-      for (int r = 0; r < box.rows; ++r, first += stride) *out++ = request(first, full);
+    if (per_row == 1) { // the usual TMA box: one loop, not one a row, each line's hashes a step from the last's
+      const std::uint32_t count = static_cast<std::uint32_t>(SectoredCache::sectors_in(full));
+      std::uint64_t set_product = first * SectoredCache::kSetHash, coalescer_product = first * RequestCoalescer::kSetHash;
+      const std::uint64_t set_step = stride * SectoredCache::kSetHash, coalescer_step = stride * RequestCoalescer::kSetHash;
+      for (int r = 0; r < box.rows; ++r, first += stride, set_product += set_step, coalescer_product += coalescer_step) {
+        const auto set = static_cast<std::uint32_t>(SectoredCache::set_of_product(set_product, sets));
+        *out++ = {first, set, static_cast<std::uint32_t>(RequestCoalescer::set_of_product(coalescer_product, coalescer_sets)), full,
+                  count};
+      }
     } else {
       for (int r = 0; r < box.rows; ++r, first += stride)
         for (LineAddress line = first; line < first + per_row; ++line) *out++ = request(line, full);
@@ -104,99 +103,151 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, RequestCoalesce
   SectoredCache& near = partitions_[partition];
   const LineRequest* const lines = lines_.data();
   const std::size_t count = line_count_;
-  const SectorMask full = full_line_;
-  const int line_sectors = SectoredCache::sectors_in(full);
-  // Counts kept in locals and added to the totals once (see gather_lines on aliasing).
-  long long l2_sectors = 0, coalesced_sectors = 0, far_sectors = 0, dram_sectors = 0, promoted_dram_sectors = 0;
-  long long sm_read = 0, near_hits = 0, fabric_read = 0, far_hits = 0, fabric_promotion = 0, fabric_promotion_hits = 0;
-  long long writeback_sectors = 0; // dirty sectors the box's lookups evicted
+  // The hot loop keeps only what a merge or a whole hit needs in locals (few enough for the host's
+  // registers: spilled, each was stored and reloaded every line); a line that misses any sector
+  // goes to near_miss(), whose counts live in `cold`.
+  ColdCounts cold;
+  long long coalesced_sectors = 0, looked_up_sectors = 0;
   Cycle coalesced_ready = 0;
   // A hit on a pending line lands when the fill does, plus the trip over the fabric for one
   // homed across (microbench/l2_pending_hit.json: 128 ns behind the leader, a follower of the other
   // partition lands 64 ns after it, one of the leader's partition 16 ns after it): the latest
   // pending fill of the near hits and of the far ones.
-  std::uint32_t near_ready = 0, far_ready = 0;
+  std::uint32_t near_ready = 0;
   LookedUp* looked_up = looked_up_.data();
-  Fill* fill = fills_.data();
-  FarRequest* far_miss = far_misses_.data();
-  // The missed line's 256-byte block partner, looked up (and fetched if absent) in `cache` with it.
-  const auto promote_buddy = [&](SectoredCache& cache, LineAddress buddy, long long& lookups, long long& hits) {
-    const std::int64_t buddy_set = cache.set_of(buddy);
-    const LookupOutcome b = cache.read_in_set(buddy_set, buddy, full);
-    if (b.miss_sectors > 0) *fill++ = {&cache, buddy, buddy_set, b.slot};
-    writeback_sectors += b.evicted_dirty_sectors;
-    lookups += line_sectors;
-    hits += b.hit_sectors;
-    promoted_dram_sectors += b.miss_sectors;
-  };
+  cold.fill = fills_.data();
+  cold.far_miss = far_misses_.data();
   const bool coalescing = coalescer.enabled();
+  const bool distinct = distinct_lines_;
+  const SectoredCache::View near_view = near.view();
+  const RequestCoalescer::View coalescer_view = coalescer.view();
+  // Each line's set starts on its way into the host's caches kPrefetchAhead lines before its lookup,
+  // so that the host memory latencies of the lookups in between overlap it.
+  for (std::size_t i = 0; i < std::min(count, kPrefetchAhead); ++i) SectoredCache::prefetch_set(near_view, lines[i].set);
   for (std::size_t i = 0; i < count; ++i) {
+    if (i + kPrefetchAhead < count) SectoredCache::prefetch_set(near_view, lines[i + kPrefetchAhead].set);
     const LineRequest req = lines[i];
+    const long long sectors = req.sector_count;
     if (coalescing) {
-      const RequestCoalescer::Merge merge = coalescer.merge_in_set(req.coalescer_set, req.line, req.sectors);
+      const RequestCoalescer::Merge merge = RequestCoalescer::merge_in_set(coalescer_view, req.coalescer_set, req.line, req.sectors);
       if (merge.ready >= 0) {
-        const int sectors = SectoredCache::sectors_in(req.sectors);
-        l2_sectors += sectors;
         coalesced_sectors += sectors;
         coalesced_ready = std::max(coalesced_ready, merge.ready);
         continue;
       }
       // Where the line is held stays known for its insert only while no line comes twice.
-      *looked_up++ = {static_cast<std::uint32_t>(i), merge.way >= 0 || distinct_lines_ ? merge.way : RequestCoalescer::kUnknown};
+      *looked_up++ = {static_cast<std::uint32_t>(i), merge.way >= 0 || distinct ? merge.way : RequestCoalescer::kUnknown};
     }
-    const auto sectors = static_cast<SectorMask>(req.sectors);
-    const LookupOutcome o = near.read_in_set(req.set, req.line, sectors);
-    if (o.hit_sectors > 0) near_ready = std::max(near_ready, o.hit_ready);
-    writeback_sectors += o.evicted_dirty_sectors;
-    sm_read += o.hit_sectors + o.miss_sectors;
-    near_hits += o.hit_sectors;
-    l2_sectors += o.hit_sectors;
-    if (o.miss_sectors == 0) continue;
-    *fill++ = {&near, req.line, req.set, o.slot};
-    if (static_cast<int>(req.home) == partition) {
-      dram_sectors += o.miss_sectors;
-      if (promote) promote_buddy(near, req.line ^ 1, sm_read, near_hits);
+    looked_up_sectors += sectors;
+    if (cold.deferred.conflicts(req.set)) run_deferred(cold);
+    int slot;
+    const std::uint32_t ready = SectoredCache::read_hit(near_view, req.set, req.line, static_cast<SectorMask>(req.sectors), slot);
+    if (ready != SectoredCache::kNotHit) { // every sector present: nothing to fetch, nothing evicted
+      near_ready = std::max(near_ready, ready);
       continue;
     }
-    // Looked up at its home after the box's near lookups: the two partitions' states are apart, so
-    // the order between them changes nothing, and only the home sets a near miss needs are
-    // brought into the host's caches, while the near lookups go on.
-    partitions_[req.home].prefetch_set(req.set);
-    *far_miss++ = {static_cast<std::uint32_t>(i), o.missed};
-    fabric_read += o.miss_sectors;
+    const std::uint32_t partial_ready = near_miss(partition, near_view, static_cast<std::uint32_t>(i), slot, promote, cold);
+    near_ready = std::max(near_ready, partial_ready);
   }
-  for (const FarRequest* f = far_misses_.data(); f != far_miss; ++f) {
+  // The near partition's queued lookups stay queued: the far lookups are all in other partitions.
+  for (const FarRequest* f = far_misses_.data(); f != cold.far_miss; ++f) {
     const LineRequest req = lines[f->line];
-    SectoredCache& home = partitions_[req.home];
+    if (cold.deferred.conflicts(req.set)) run_deferred(cold);
+    SectoredCache& home = partitions_[f->home];
     const LookupOutcome far = home.read_in_set(req.set, req.line, static_cast<SectorMask>(f->sectors));
-    if (far.hit_sectors > 0) far_ready = std::max(far_ready, far.hit_ready);
-    if (far.miss_sectors > 0) *fill++ = {&home, req.line, req.set, far.slot};
-    writeback_sectors += far.evicted_dirty_sectors;
-    far_hits += far.hit_sectors;
-    l2_sectors += far.hit_sectors;
-    far_sectors += far.hit_sectors;
-    dram_sectors += far.miss_sectors;
-    if (promote && far.miss_sectors > 0) promote_buddy(home, req.line ^ 1, fabric_promotion, fabric_promotion_hits);
+    if (far.hit_sectors > 0) cold.far_ready = std::max(cold.far_ready, far.hit_ready);
+    if (far.miss_sectors > 0) *cold.fill++ = {&home, req.line, req.set, far.slot};
+    cold.writeback_sectors += far.evicted_dirty_sectors;
+    cold.far_hits += far.hit_sectors;
+    cold.dram_sectors += far.miss_sectors;
+    if (promote && far.miss_sectors > 0) defer_buddy(home, req.line ^ 1, true, cold);
   }
+  run_deferred(cold);
   looked_up_count_ = static_cast<std::size_t>(looked_up - looked_up_.data());
-  fill_count_ = static_cast<std::size_t>(fill - fills_.data());
-  totals_.sm_read_sectors += sm_read;
+  fill_count_ = static_cast<std::size_t>(cold.fill - fills_.data());
+  const long long near_hits = looked_up_sectors - cold.near_miss_sectors + cold.near_promotion_hits;
+  totals_.sm_read_sectors += looked_up_sectors + cold.near_promotion;
   totals_.near_read_hit_sectors += near_hits;
-  totals_.fabric_read_sectors += fabric_read;
-  totals_.far_read_hit_sectors += far_hits;
-  totals_.fabric_promotion_sectors += fabric_promotion;
-  totals_.fabric_promotion_hit_sectors += fabric_promotion_hits;
+  totals_.fabric_read_sectors += cold.fabric_read;
+  totals_.far_read_hit_sectors += cold.far_hits;
+  totals_.fabric_promotion_sectors += cold.fabric_promotion;
+  totals_.fabric_promotion_hit_sectors += cold.fabric_promotion_hits;
   BoxOutcome out;
-  out.l2_sectors = l2_sectors;
+  // What the L2 served: the coalescer's merges, the near hits (the promoted buddies' hits are not
+  // the box's) and the far hits.
+  out.l2_sectors = coalesced_sectors + (looked_up_sectors - cold.near_miss_sectors) + cold.far_hits;
   out.coalesced_sectors = coalesced_sectors;
   out.coalesced_ready = coalesced_ready;
-  out.far_sectors = far_sectors;
-  out.dram_sectors = dram_sectors;
-  out.promoted_dram_sectors = promoted_dram_sectors;
-  out.writeback_sectors = writeback_sectors;
+  out.far_sectors = cold.far_hits;
+  out.dram_sectors = cold.dram_sectors;
+  out.promoted_dram_sectors = cold.promoted_dram_sectors;
+  out.writeback_sectors = cold.writeback_sectors;
   out.hit_ready = near_ready;
-  if (far_ready > 0) out.hit_ready = std::max(out.hit_ready, far_ready + (far_latency_ - near_latency_));
+  if (cold.far_ready > 0) out.hit_ready = std::max(out.hit_ready, cold.far_ready + (far_latency_ - near_latency_));
   return out;
+}
+
+// A near lookup that missed sectors: they are fetched, from DRAM for a line homed here (with its
+// 256-byte block's other line when promoted), else looked up at the home partition after the box's
+// near lookups.
+std::uint32_t MemorySystem::near_miss(int partition, const SectoredCache::View& near_view, std::uint32_t index, int slot,
+                                      bool promote, ColdCounts& cold) {
+  const LineRequest& req = lines_[index];
+  SectoredCache& near = partitions_[partition];
+  const LookupOutcome o = SectoredCache::read_miss(near_view, req.set, req.line, static_cast<SectorMask>(req.sectors), slot);
+  const std::uint32_t hit_ready = o.hit_sectors > 0 ? o.hit_ready : 0;
+  cold.writeback_sectors += o.evicted_dirty_sectors;
+  cold.near_miss_sectors += o.miss_sectors;
+  *cold.fill++ = {&near, req.line, req.set, o.slot};
+  const int home = home_of(req.line);
+  if (home == partition) {
+    cold.dram_sectors += o.miss_sectors;
+    if (promote) defer_buddy(near, req.line ^ 1, false, cold);
+    return hit_ready;
+  }
+  // Looked up at its home after the box's near lookups: the two partitions' states are apart, so
+  // the order between them changes nothing, and only the home sets a near miss needs are
+  // brought into the host's caches, while the near lookups go on.
+  partitions_[home].prefetch_set(req.set);
+  *cold.far_miss++ = {index, o.missed, static_cast<std::uint32_t>(home)};
+  cold.fabric_read += o.miss_sectors;
+  return hit_ready;
+}
+
+// The missed line's 256-byte block partner, looked up (and fetched if absent) in `cache` with it:
+// queued, its set on its way into the host's caches (in a streaming kernel most lines miss, and
+// the partner's set is a random one), and looked up a few misses later or before any lookup in a
+// set that may be its own, whichever comes first. Lookups in different sets change different
+// state, and what they add up to is sums, a latest fill and a list of fills that all land at the
+// box's end: so the order between them changes nothing, and only the order within a set is kept.
+void MemorySystem::defer_buddy(SectoredCache& cache, LineAddress buddy, bool far, ColdCounts& cold) {
+  DeferredBuddies& d = cold.deferred;
+  const std::int64_t set = cache.set_of(buddy);
+  cache.prefetch_set(set);
+  if (d.count == DeferredBuddies::kSize) {
+    promote_buddy(d.queue[d.first], cold);
+    d.first = (d.first + 1) % DeferredBuddies::kSize;
+    --d.count;
+    d.mark_all();
+  }
+  d.queue[(d.first + d.count) % DeferredBuddies::kSize] = {&cache, buddy, set, far};
+  ++d.count;
+  d.mark(set);
+}
+
+void MemorySystem::run_deferred(ColdCounts& cold) {
+  DeferredBuddies& d = cold.deferred;
+  for (; d.count > 0; --d.count, d.first = (d.first + 1) % DeferredBuddies::kSize) promote_buddy(d.queue[d.first], cold);
+  d.mark_all();
+}
+
+void MemorySystem::promote_buddy(const DeferredBuddy& b, ColdCounts& cold) {
+  const LookupOutcome o = b.cache->read_in_set(b.set, b.line, full_line_);
+  if (o.miss_sectors > 0) *cold.fill++ = {b.cache, b.line, b.set, o.slot};
+  cold.writeback_sectors += o.evicted_dirty_sectors;
+  (b.far ? cold.fabric_promotion : cold.near_promotion) += SectoredCache::sectors_in(full_line_);
+  (b.far ? cold.fabric_promotion_hits : cold.near_promotion_hits) += o.hit_sectors;
+  cold.promoted_dram_sectors += o.miss_sectors;
 }
 
 MemorySystem::BoxOutcome MemorySystem::write_lines(int partition) {
@@ -208,7 +259,7 @@ MemorySystem::BoxOutcome MemorySystem::write_lines(int partition) {
     // data shows it: an add over 4 M fp32 elements (a 16 MB output) writes 2.7 MB to DRAM inside
     // the kernel, one over 16 M (67 MB) 47 MB, and from 64 M elements up 16-19 MB of each output
     // is missing from the kernel's DRAM writes (validation/data/h100/elementwise/measured/).
-    const int home = static_cast<int>(req.home);
+    const int home = home_of(req.line);
     const LookupOutcome o = partitions_[home].write_in_set(req.set, req.line, static_cast<SectorMask>(req.sectors));
     const int sectors = o.hit_sectors + o.miss_sectors;
     totals_.write_sectors += home == partition ? sectors : 2 * sectors;
@@ -219,7 +270,7 @@ MemorySystem::BoxOutcome MemorySystem::write_lines(int partition) {
 }
 
 Cycle MemorySystem::read_box(Cycle issue, int sm, const Box& box, SectorCount& outcome) {
-  gather_lines(box, partition_of_sm_[sm]);
+  gather_lines(box);
   RequestCoalescer& coalescer = coalescers_[gpc_of_sm_[sm]];
   const BoxOutcome o = read_lines(partition_of_sm_[sm], coalescer, box.l2_promotion_256b);
   outcome.hits += o.l2_sectors;
@@ -238,15 +289,18 @@ Cycle MemorySystem::read_box(Cycle issue, int sm, const Box& box, SectorCount& o
     done = std::max(done, served_at(issue, dram_.serve(issue, dram_bytes), dram_service_factor_, sm) + dram_latency_);
   for (std::size_t i = 0; i < fill_count_; ++i)
     fills_[i].partition->set_fill_ready_in_set(fills_[i].set, fills_[i].line, done, fills_[i].slot);
-  for (std::size_t i = 0; i < looked_up_count_; ++i) {
-    const LineRequest& req = lines_[looked_up_[i].line];
-    coalescer.insert_in_set(req.coalescer_set, req.line, req.sectors, done, looked_up_[i].way);
+  const RequestCoalescer::View coalescer_view = coalescer.view();
+  const LineRequest* const lines = lines_.data();
+  const LookedUp* const looked_up = looked_up_.data();
+  for (std::size_t i = 0, n = looked_up_count_; i < n; ++i) {
+    const LineRequest& req = lines[looked_up[i].line];
+    RequestCoalescer::insert_in_set(coalescer_view, req.coalescer_set, req.line, req.sectors, done, looked_up[i].way);
   }
   return done;
 }
 
 Cycle MemorySystem::write_box(Cycle issue, int sm, const Box& box) {
-  gather_lines(box, -1);
+  gather_lines(box);
   const BoxOutcome o = write_lines(partition_of_sm_[sm]);
   write_back(issue, o.writeback_sectors);
   return l2_bandwidth_.serve(issue, o.l2_sectors << sector_shift_) + far_latency_;
