@@ -123,6 +123,9 @@ struct TiledGemmCosts {
   // A CTA's start and exit beyond the block scheduler's refill: barrier setup, the cluster's
   // start and exit barriers, waiting for its last stores.
   double cta_start_exit_cycles = 0;
+  // How much later a fresh CTA's first loads issue than its start and tile scheduler call give:
+  // its first tile's time beyond the simulator's (optional within the section, else 0).
+  double cta_first_load_cycles = 0;
 };
 
 // bf16 values per SM cycle that the mixed-input kernel's weight conversions reach (kernels/

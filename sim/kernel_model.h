@@ -80,6 +80,9 @@ public:
   virtual Cycle tile_setup_cycles() const { return 0; }
   // Cycles a CTA spends once, on its start and exit, beyond the block scheduler placing it.
   virtual Cycle cta_start_cycles() const { return 0; }
+  // Cycles by which a CTA's first loads issue later than the model's start and tile scheduler
+  // call give (a fresh CTA's first tile is longer than a running one's beyond its load latency).
+  virtual Cycle cta_first_load_cycles() const { return 0; }
   virtual CtaResources resources() const = 0;
   virtual bool uses_tma() const = 0;
 };

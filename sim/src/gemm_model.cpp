@@ -54,6 +54,7 @@ public:
                                       : kEpilogueInstructionsPerElement * tile_elements / issue_per_cycle;
     epilogue_cycles_ = plain_epilogue + epilogue_.instructions_per_element() * tile_elements / issue_per_cycle;
     cta_start_cycles_ = gpu.tiled_gemm.cta_start_exit_cycles;
+    cta_first_load_cycles_ = gpu.tiled_gemm.cta_first_load_cycles;
     // The consumers zero their register accumulators before a tile's first wgmma, one move each
     // (kernels/grouped_gemm/grouped_gemm_kernel.cuh, consumer_loop).
     setup_cycles_ = tile_elements / issue_per_cycle;
@@ -106,6 +107,7 @@ public:
   bool consumer_finds_tile() const override { return true; }
   Cycle tile_setup_cycles() const override { return setup_cycles_; }
   Cycle cta_start_cycles() const override { return cta_start_cycles_; }
+  Cycle cta_first_load_cycles() const override { return cta_first_load_cycles_; }
   CtaResources resources() const override { return resources_; }
   bool uses_tma() const override { return spec_.load == LoadPath::tma; }
 
@@ -116,6 +118,7 @@ private:
   FusedEpilogue epilogue_;
   TileSpace space_;
   Cycle mma_cycles_ = 0, element_cycles_ = 0, epilogue_cycles_ = 0, setup_cycles_ = 0, cta_start_cycles_ = 0;
+  Cycle cta_first_load_cycles_ = 0;
   CtaResources resources_;
 };
 

@@ -156,10 +156,10 @@ void Simulation::launch_cta(Cycle placed, int sm, std::vector<WorkItem> tiles) {
   cta.tiles = std::move(tiles);
   cta.stage_ready.assign(spec_.stages, 0);
   cta.tile_begin = t + consumer_schedule_cycles(cta.tiles.front());
-  cta.last_issue = t;
+  cta.last_issue = t + model_->cta_first_load_cycles();
   ctas_.push_back(std::move(cta));
   const int id = static_cast<int>(ctas_.size()) - 1;
-  events_.push(t, {EventKind::producer_issue, id});
+  events_.push(ctas_[id].last_issue, {EventKind::producer_issue, id});
   events_.push(ctas_[id].tile_begin, {EventKind::consumer_step, id});
   ctas_[id].producer_pending = true;
 }

@@ -155,6 +155,7 @@ public:
   bool consumer_finds_tile() const override { return base_->consumer_finds_tile(); }
   Cycle tile_setup_cycles() const override { return base_->tile_setup_cycles(); }
   Cycle cta_start_cycles() const override { return base_->cta_start_cycles(); }
+  Cycle cta_first_load_cycles() const override { return base_->cta_first_load_cycles(); }
   CtaResources resources() const override { return resources_; }
   bool uses_tma() const override { return base_->uses_tma(); }
 

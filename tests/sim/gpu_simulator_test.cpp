@@ -136,3 +136,23 @@ TEST_CASE("a persistent GEMM's consumers find each tile themselves, zero its acc
   }
   CHECK(shortest == Approx(least).margin(1e-6 * least));
 }
+
+TEST_CASE("a fresh CTA's first loads wait the profile's measured first-load cost") {
+  const GpuProfile h100 = load_gpu_profile("h100");
+  // validation/microbench/tile_phase_fit.py --model: the probe's one-CTA-per-tile tiles beyond the
+  // simulator's, per tile (h100_sxm.json).
+  REQUIRE(h100.tiled_gemm.cta_first_load_cycles == 1285);
+  GpuProfile without = h100;
+  without.tiled_gemm.cta_first_load_cycles = 0;
+  // 64 tiles, one CTA each, all placed at once: every CTA's first loads, and all that waits for
+  // them (the memory servers see the same requests, each 1285 cycles later), move by 1285 cycles.
+  const KernelSpec spec = gemm(1024, 1024, 1024, false);
+  const KernelResult with_cost = simulate(h100, spec, {.record_tiles = true, .progress = {}});
+  const KernelResult none = simulate(without, spec, {.record_tiles = true, .progress = {}});
+  CHECK(with_cost.extra["cycles"].get<double>() - none.extra["cycles"].get<double>() == Approx(1285));
+  REQUIRE(with_cost.tiles.size() == 64);
+  for (size_t i = 0; i < 64; ++i) {
+    CHECK(*with_cost.tiles[i].start_cycle == Approx(*none.tiles[i].start_cycle));
+    CHECK(*with_cost.tiles[i].end_cycle - *none.tiles[i].end_cycle == Approx(1285));
+  }
+}

@@ -11,12 +11,20 @@ their K steps, in SM cycles at each run's own measured clock (extra.sm_clock_mhz
   lie the CTA's exit, the block scheduler's refill and the next CTA's start and tile scheduler
   call; beyond the refill and the call (the profile's own figures), that is the CTA's start and exit.
 
-Usage: tile_phase_fit.py RESULTS_DIR [PROFILE]   (default profile: models/gpus/h100_sxm.json)
+- Per CTA, its first tile (with --model TILESIM): each one-CTA-per-tile run is replayed at its clock
+  with the profile's cta_first_load_cycles set to 0, and its median tile set against the GPU's;
+  per tile shape a line through the runs' K steps splits the GPU's excess into a part per K step
+  and a part per tile, what a fresh CTA's first loads take beyond the simulator's first-box
+  latency (a persistent CTA's later tiles have their loads issued during the previous epilogue).
+
+Usage: tile_phase_fit.py RESULTS_DIR [PROFILE] [--model TILESIM]   (default profile: models/gpus/h100_sxm.json)
 """
 import json
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 from collections import defaultdict
 
 
@@ -33,9 +41,50 @@ def tiles_by_sm(result):
     return by_sm
 
 
+def model_tile(tilesim, profile, result, workdir):
+    """The simulator's median tile, in cycles, for a measured run replayed at its clock without
+    the first-load cost."""
+    gpu = json.loads(json.dumps(profile))
+    gpu["sm"]["clock_mhz"]["value"] = result["extra"]["sm_clock_mhz"]
+    gpu["tiled_gemm"].pop("cta_first_load_cycles", None)
+    paths = [os.path.join(workdir, n) for n in ("gpu.json", "spec.json", "predicted.json")]
+    json.dump(gpu, open(paths[0], "w"))
+    json.dump({k: v for k, v in result["kernel"].items() if k not in ("grid", "tiles")}, open(paths[1], "w"))
+    subprocess.run([tilesim, "simulate", "--gpu", paths[0], "--kernel", paths[1], "--out", paths[2]],
+                   check=True, stdout=subprocess.DEVNULL)
+    predicted = json.load(open(paths[2]))
+    clock_ghz = result["extra"]["sm_clock_mhz"] / 1000.0
+    return statistics.median((t["end_ns"] - t["start_ns"]) * clock_ghz for t in predicted["tiles"])
+
+
+def first_load(tilesim, profile, runs):
+    """runs: (tile shape, K steps, GPU median tile) of the one-CTA-per-tile runs."""
+    by_shape = defaultdict(list)
+    with tempfile.TemporaryDirectory() as workdir:
+        for shape, steps, gpu_tile, result in runs:
+            by_shape[shape].append((steps, gpu_tile - model_tile(tilesim, profile, result, workdir)))
+    per_tile = []
+    for shape, points in sorted(by_shape.items()):
+        if len(points) < 2:
+            continue
+        (s0, e0), (s1, e1) = min(points), max(points)
+        per_step = (e1 - e0) / (s1 - s0)
+        per_tile.append(e0 - per_step * s0)
+        print(f"{shape}: the GPU's tile exceeds the model's by " + ", ".join(f"{e:.0f} at {s} K steps" for s, e in sorted(points))
+              + f": {per_step:.1f} a K step, {per_tile[-1]:.0f} a tile")
+    print(f"a fresh CTA's first loads: {statistics.mean(per_tile):.0f} cycles (mean of {len(per_tile)})")
+
+
 def main():
-    results_dir = sys.argv[1]
-    profile = json.load(open(sys.argv[2] if len(sys.argv) > 2 else "models/gpus/h100_sxm.json"))
+    args = sys.argv[1:]
+    tilesim = None
+    if "--model" in args:
+        i = args.index("--model")
+        tilesim = args[i + 1]
+        del args[i:i + 2]
+    results_dir = args[0]
+    profile = json.load(open(args[1] if len(args) > 1 else "models/gpus/h100_sxm.json"))
+    np_runs = []
     rate = value(profile["tensor_flops_per_cycle_per_sm"], "bf16")
     issue = 32 * value(profile["sm"], "warp_schedulers")
     refill = value(profile["launch"], "cta_launch_cycles")
@@ -60,6 +109,7 @@ def main():
             epilogue_per_kib.append(beyond / (tile_m * tile_n * 2 / 1024))
             line += "  -> epilogue"
         if not k["persistent"]:
+            np_runs.append((f"{tile_m}x{tile_n}", steps, duration, r))
             cta_costs.append(gap - refill - 2 * grouped_m_call)
             line += f"  -> CTA start and exit {cta_costs[-1]:.0f}"
         print(line)
@@ -67,6 +117,8 @@ def main():
           + ", ".join(f"{x:.1f}" for x in epilogue_per_kib) + ")")
     print(f"CTA start and exit: {statistics.mean(cta_costs):.0f} cycles (mean of {len(cta_costs)}: "
           + ", ".join(f"{x:.0f}" for x in cta_costs) + ")")
+    if tilesim:
+        first_load(tilesim, profile, np_runs)
 
 
 if __name__ == "__main__":
