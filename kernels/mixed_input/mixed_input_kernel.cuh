@@ -231,59 +231,6 @@ template <class Shape> __device__ __forceinline__ uint64_t x_descriptor(uint32_t
   return (uint64_t(hi) << 32) | (lo + (kk / 4) * (Shape::x_box_bytes >> 4) + 2 * (kk % 4));
 }
 
-// A thread's W words of one K block: 16 ld.shared of the stage's W box (bytes flipped for int8).
-template <class Shape>
-__device__ __forceinline__ void load_words(const Params& p, const SharedRing<Shape>& ring, int stage, int j,
-                                           const WordAddress<Shape::block_k>& src,
-                                           uint32_t (&word)[2][Shape::k_steps][2]) {
-  constexpr uint32_t row8 = WordAddress<Shape::block_k>::row8_bytes;
-  const uint32_t row_base = ptx::smem_addr(ring.w(stage, j)) + src.base;
-  const uint32_t flip = dequant::flip_mask(p.signed_weights);
-#pragma unroll
-  for (int kk = 0; kk < Shape::k_steps; ++kk) {
-    const uint32_t a = row_base ^ (kk << 4);
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-#pragma unroll
-      for (int i = 0; i < 2; ++i) word[i][kk][h] = ptx::ld_shared_u32(a + 8 * h + i * row8) ^ flip;
-  }
-}
-
-// One K block from words already in registers: converted (group-scaled) into A fragments, then one
-// wgmma per k16 step over the cursor's stage's X (block j of it, block kb of K).
-template <class Shape, dequant::Conversion Path>
-__device__ __forceinline__ void convert_and_issue(const Params& p, const SharedRing<Shape>& ring, int stage, int j,
-                                                  int kb, const WordAddress<Shape::block_k>& src,
-                                                  const ChannelQuant& cq, const uint32_t (&word)[2][Shape::k_steps][2],
-                                                  uint32_t (&frag)[Shape::k_steps][4],
-                                                  float (&acc)[Shape::accumulators]) {
-  constexpr int K = Shape::k_steps;
-  uint32_t group_scale[2] = {0, 0};
-  if (p.groups)
-    for (int i = 0; i < 2; ++i) group_scale[i] = __ldg(p.scales + cq.scale_row[i] + kb * Shape::block_k / 128);
-#pragma unroll
-  for (int kk = 0; kk < K; ++kk)
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-#pragma unroll
-      for (int i = 0; i < 2; ++i)
-        frag[kk][2 * h + i] = dequant::convert_pair<Path>(word[i][kk][h], src.byte, cq.zero[i], cq.magic_zero[i]);
-  if (p.groups) {
-#pragma unroll
-    for (int kk = 0; kk < K; ++kk)
-#pragma unroll
-      for (int r = 0; r < 4; ++r)
-        frag[kk][r] = dequant::mul_bf16x2(frag[kk][r], group_scale[r & 1] * 0x10001u);
-  }
-  const uint64_t desc = ptx::smem_descriptor_sw128(ring.x(stage, j));
-  const uint32_t desc_lo = static_cast<uint32_t>(desc), desc_hi = static_cast<uint32_t>(desc >> 32);
-  ptx::wgmma_fence(); // the fragments were written by ordinary instructions
-#pragma unroll
-  for (int kk = 0; kk < K; ++kk)
-    ptx::wgmma_rs<Shape::block_tokens>(acc, frag[kk], x_descriptor<Shape>(desc_lo, desc_hi, kk));
-  ptx::wgmma_commit_group();
-}
-
 // One K block (block j of the cursor's stage, block kb of K): its W bytes into A fragments
 // (converted, group-scaled), then one wgmma per k16 step over its X. The stage's first block waits
 // for the stage to be full.
@@ -433,9 +380,6 @@ __device__ __forceinline__ void consumer_loop(const Params& p, const SharedRing<
   TileIndex tile;
   float acc[Shape::accumulators];
   uint32_t frag[Shape::fragment_sets][Shape::k_steps][4];
-#if TILESIM_MIXED_INPUT_W_AHEAD
-  uint32_t words[2][2][Shape::k_steps][2]; // 128-channel tiles: this block's W words and the next's
-#endif
   while (walk.next(linear, tile)) {
     if (trace_writer) p.trace[linear].start_ns = ptx::global_timer_ns();
     const int channel0 = tile.col * Shape::block_n + row0;
@@ -473,42 +417,12 @@ __device__ __forceinline__ void consumer_loop(const Params& p, const SharedRing<
         cursor.advance(ring.stages);
         continue;
       }
-#if TILESIM_MIXED_INPUT_W_AHEAD
-      // W one block ahead (NOTES.md, v17): block kb's words arrived last block; block kb + 1's
-      // stage is waited for and its words loaded before block kb converts, so that the
-      // shared-memory loads' latency runs under the conversion. Words and fragments alternate
-      // between two fixed register sets (unrolled by hand).
-      {
-        RingCursor next = cursor;
-        next.advance(ring.stages);
-        const bool ahead = first + 1 < p.k_blocks;
-        if (first == 0) {
-          ptx::mbarrier_wait(ring.full(cursor.stage), cursor.phase);
-          load_words<Shape>(p, ring, cursor.stage, 0, src, words[0]);
-        }
-        if (mine++ % 2 == 0) {
-          if (ahead) {
-            ptx::mbarrier_wait(ring.full(next.stage), next.phase);
-            load_words<Shape>(p, ring, next.stage, 0, src, words[1]);
-          }
-          convert_and_issue<Shape, Path>(p, ring, cursor.stage, 0, first, src, cq, words[0], frag[0], acc);
-        } else {
-          if (ahead) {
-            ptx::mbarrier_wait(ring.full(next.stage), next.phase);
-            load_words<Shape>(p, ring, next.stage, 0, src, words[0]);
-          }
-          convert_and_issue<Shape, Path>(p, ring, cursor.stage, 0, first, src, cq, words[1],
-                                         frag[Shape::fragment_sets - 1], acc);
-        }
-      }
-#else
       // Alternating fragment sets (unrolled by hand) so that each is a fixed set of registers; a
       // stage is one K block here (128-channel tiles).
       if (mine++ % 2 == 0)
         k_block<Shape, Path>(p, ring, cursor, src, cq, 0, first, frag[0], acc);
       else
         k_block<Shape, Path>(p, ring, cursor, src, cq, 0, first, frag[Shape::fragment_sets - 1], acc);
-#endif
       // This block's wgmma stay in flight; the previous block's are done: its stage goes back.
       ptx::wgmma_wait_group<1>();
       if (previous_stage >= 0 && lane == 0) ptx::mbarrier_arrive(ring.empty(previous_stage));

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # v17's one device call (issue 14; kernels/mixed_input/NOTES.md v17: the arithmetic and the rule,
-# committed before the call). Two builds of the same tree, carried in .carry/mixed3/{base,ahead}:
+# committed before the call). Two builds of the same tree, carried as .carry/mixed3/bins.tar.xz ({base,ahead}/):
 # base, the committed kernel; ahead, mixed_input_gemm.cu compiled with
 # -DTILESIM_MIXED_INPUT_W_AHEAD=1 (128-channel tiles load block k + 1's W words before converting
 # block k; every 64-channel kernel is the same SASS). Quick check of both, full check and
@@ -11,7 +11,7 @@
 # winning build's tilesim-measure, each element-store configuration followed by its TMA-store twin.
 # Everything goes into one archive, out.tgz.
 set -u -o pipefail
-C=.carry/mixed3
+C=/tmp/bins; mkdir -p $C && tar xJf .carry/mixed3/bins.tar.xz -C $C # base/ and ahead/, stripped
 HERE=validation/data/h100/mixed_input/w_ahead_v17
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:/usr/local/cuda/lib:/usr/local/cuda/extras/CUPTI/lib64:${LD_LIBRARY_PATH:-}"
 export PATH="/usr/local/cuda/bin:$PATH"
