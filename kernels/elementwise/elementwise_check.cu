@@ -17,10 +17,13 @@
 #include "kernels/common/check_kernels.cuh"
 #include "kernels/elementwise/elementwise.h"
 #include "kernels/elementwise/elementwise_check_reference.h"
+#include "models/elementwise_launch_shape.h"
 
 namespace tk = tilesim::kernels;
 using tilesim::Dtype;
+using tilesim::ElementwiseLaunchShape;
 using tilesim::ElementwiseOp;
+using tilesim::elementwise_launch_shape;
 using tk::testing::check;
 
 namespace {
@@ -106,7 +109,9 @@ std::string trace_fault(const std::vector<tk::CtaTrace>& trace, int sm_count) {
 }
 
 // Runs one configuration on fresh inputs, traced or not; returns the number of failures (0 or 1).
-int run_case(const tk::ElementwiseProblem& p, int sm_count, std::mt19937_64& rng, bool traced = false) {
+// `pick`: the block and unroll the launcher must take for a problem that leaves them to it.
+int run_case(const tk::ElementwiseProblem& p, int sm_count, std::mt19937_64& rng, bool traced = false,
+             const ElementwiseLaunchShape* pick = nullptr) {
   const std::size_t bytes = static_cast<std::size_t>(p.elements) * bytes_of(p.dtype);
   std::vector<unsigned char> hx(bytes), hy(bytes), hout(bytes + kGuardBytes);
   std::uniform_real_distribution<double> uniform(-4.0, 4.0);
@@ -129,6 +134,14 @@ int run_case(const tk::ElementwiseProblem& p, int sm_count, std::mt19937_64& rng
   std::vector<tk::CtaTrace> trace;
   try {
     tk::Elementwise kernel(p, b.x, binary ? b.y : nullptr, b.out, sm_count);
+    if (pick != nullptr) {
+      const tk::ElementwiseProblem& launched = kernel.problem();
+      where += ", the launcher's pick " + std::to_string(launched.block) + " x " + std::to_string(launched.unroll);
+      if (launched.block != pick->block || launched.unroll != pick->unroll) {
+        std::printf("FAIL %s: the rule gives %d x %d\n", where.c_str(), pick->block, pick->unroll);
+        return 1;
+      }
+    }
     if (traced) {
       trace.resize(kernel.grid_size());
       tk::CtaTrace* device_trace = nullptr;
@@ -211,6 +224,18 @@ int main(int argc, char** argv) {
   // Traced runs (fp32 in 16-byte vectors): the same output, and every CTA's record in order.
   for (bool persistent : {false, true}) {
     failures += run_case({ElementwiseOp::add, Dtype::fp32, 1000003, 256, 4, 2, persistent}, sm_count, rng, true);
+    ++cases;
+  }
+  // Problems that leave block and unroll to the launcher: the rule's shape for this GPU
+  // (models/elementwise_launch_shape.h; on the H100 64 x 4 x 4 at 2^20 and 786,432, 256 x 4 at
+  // 1,000,003 and 2^22), with the output as exact as a named shape's.
+  int threads = 0;
+  check(cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, 0), "cudaDeviceGetAttribute");
+  for (std::int64_t n : {std::int64_t{1} << 20, std::int64_t{786432}, std::int64_t{1000003}, std::int64_t{1} << 22}) {
+    tk::ElementwiseProblem p{ElementwiseOp::add, Dtype::fp32, n, 256, 4, 1, false};
+    p.launcher_shape = true;
+    const ElementwiseLaunchShape pick = elementwise_launch_shape(n, Dtype::fp32, 4, false, sm_count, threads);
+    failures += run_case(p, sm_count, rng, false, &pick);
     ++cases;
   }
   // Bad problems are refused with a message, not launched.
