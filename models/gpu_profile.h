@@ -126,6 +126,9 @@ struct TiledGemmCosts {
   // How much later a fresh CTA's first loads issue than its start and tile scheduler call give:
   // its first tile's time beyond the simulator's (optional within the section, else 0).
   double cta_first_load_cycles = 0;
+  // How long the epilogue keeps the consumers after the tile's last store is issued (optional
+  // within the section, else 0).
+  double epilogue_tail_cycles = 0;
 };
 
 // bf16 values per SM cycle that the mixed-input kernel's weight conversions reach (kernels/

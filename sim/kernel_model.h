@@ -83,6 +83,8 @@ public:
   // Cycles by which a CTA's first loads issue later than the model's start and tile scheduler
   // call give (a fresh CTA's first tile is longer than a running one's beyond its load latency).
   virtual Cycle cta_first_load_cycles() const { return 0; }
+  // Cycles the epilogue keeps the consumers after the tile's last store is issued.
+  virtual Cycle epilogue_tail_cycles() const { return 0; }
   virtual CtaResources resources() const = 0;
   virtual bool uses_tma() const = 0;
 };

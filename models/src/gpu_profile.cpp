@@ -42,7 +42,7 @@ constexpr std::string_view kTileSchedulerKeys[] = {"cycles_per_call", "cycles_pe
                                                    "expert_major", "interleaved"};
 constexpr std::string_view kTileSchedulerCostKeys[] = {"cycles_per_call", "cycles_per_loop_trip"};
 constexpr std::string_view kTiledGemmKeys[] = {"epilogue_cycles_per_output_kib", "cta_start_exit_cycles",
-                                               "cta_first_load_cycles"};
+                                               "cta_first_load_cycles", "epilogue_tail_cycles"};
 constexpr std::string_view kDequantKeys[] = {"prmt", "cvt"};
 constexpr std::string_view kBlockCycleKeys[] = {"tile_m", "tile_k", "prmt", "cvt", "prmt_group_scales", "cvt_group_scales"};
 constexpr std::string_view kMxfp8StageKeys[] = {"promote", "dequantize", "transposed_tile_m", "transposed_tile_n",
@@ -362,7 +362,8 @@ GpuProfile parse_gpu_profile(const nlohmann::json& j, const std::string& path) {
   if (f.has("tiled_gemm")) {
     const JsonFields gemm = section(f, "tiled_gemm", kTiledGemmKeys);
     p.tiled_gemm = {sourced(gemm, "epilogue_cycles_per_output_kib", 0, 1e5), sourced(gemm, "cta_start_exit_cycles", 0, 1e6),
-                    gemm.has("cta_first_load_cycles") ? sourced(gemm, "cta_first_load_cycles", 0, 1e6) : 0.0};
+                    gemm.has("cta_first_load_cycles") ? sourced(gemm, "cta_first_load_cycles", 0, 1e6) : 0.0,
+                    gemm.has("epilogue_tail_cycles") ? sourced(gemm, "epilogue_tail_cycles", 0, 1e6) : 0.0};
   }
   if (f.has("dequant_values_per_cycle_per_sm")) {
     const JsonFields d = section(f, "dequant_values_per_cycle_per_sm", kDequantKeys);

@@ -55,6 +55,7 @@ public:
     epilogue_cycles_ = plain_epilogue + epilogue_.instructions_per_element() * tile_elements / issue_per_cycle;
     cta_start_cycles_ = gpu.tiled_gemm.cta_start_exit_cycles;
     cta_first_load_cycles_ = gpu.tiled_gemm.cta_first_load_cycles;
+    epilogue_tail_cycles_ = gpu.tiled_gemm.epilogue_tail_cycles;
     // The consumers zero their register accumulators before a tile's first wgmma, one move each
     // (kernels/grouped_gemm/grouped_gemm_kernel.cuh, consumer_loop).
     setup_cycles_ = tile_elements / issue_per_cycle;
@@ -108,6 +109,7 @@ public:
   Cycle tile_setup_cycles() const override { return setup_cycles_; }
   Cycle cta_start_cycles() const override { return cta_start_cycles_; }
   Cycle cta_first_load_cycles() const override { return cta_first_load_cycles_; }
+  Cycle epilogue_tail_cycles() const override { return epilogue_tail_cycles_; }
   CtaResources resources() const override { return resources_; }
   bool uses_tma() const override { return spec_.load == LoadPath::tma; }
 
@@ -118,7 +120,7 @@ private:
   FusedEpilogue epilogue_;
   TileSpace space_;
   Cycle mma_cycles_ = 0, element_cycles_ = 0, epilogue_cycles_ = 0, setup_cycles_ = 0, cta_start_cycles_ = 0;
-  Cycle cta_first_load_cycles_ = 0;
+  Cycle cta_first_load_cycles_ = 0, epilogue_tail_cycles_ = 0;
   CtaResources resources_;
 };
 

@@ -268,8 +268,11 @@ void Simulation::mma_done(Cycle t, int id) {
   const int buffers = model_->accumulator_buffers();
   const Cycle epilogue_start = std::max(t, c.epilogue_free);
   const Cycle epilogue_end = epilogue_start + model_->epilogue_cycles();
-  c.epilogue_free = epilogue_end;
-  c.accumulator_free[(c.finished / k_steps_ - 1) % buffers] = epilogue_end;
+  // The tile's record ends with its last store's issue, as the kernel's trace does; the epilogue
+  // keeps the consumers a while longer.
+  const Cycle consumers_free = epilogue_end + model_->epilogue_tail_cycles();
+  c.epilogue_free = consumers_free;
+  c.accumulator_free[(c.finished / k_steps_ - 1) % buffers] = consumers_free;
   if (item.store) {
     store_boxes_.clear();
     model_->store_boxes(tile, store_boxes_);
@@ -281,13 +284,13 @@ void Simulation::mma_done(Cycle t, int id) {
   }
   if (options_.progress && tiles_done_ % 1024 == 0) options_.progress(static_cast<double>(tiles_done_) / tiles_);
   // With a second accumulator buffer the next tile's MMA runs during this epilogue.
-  const Cycle next_tile = buffers > 1 ? t : epilogue_end;
+  const Cycle next_tile = buffers > 1 ? t : consumers_free;
   c.tile_begin = next_tile;
   if (c.finished < static_cast<long long>(c.tiles.size()) * k_steps_) {
     c.tile_begin += consumer_schedule_cycles(c.tiles[c.finished / k_steps_]);
     events_.push(c.tile_begin, {EventKind::consumer_step, id});
   } else {
-    events_.push(epilogue_end, {EventKind::cta_exit, id});
+    events_.push(consumers_free, {EventKind::cta_exit, id});
   }
 }
 

@@ -156,6 +156,7 @@ public:
   Cycle tile_setup_cycles() const override { return base_->tile_setup_cycles(); }
   Cycle cta_start_cycles() const override { return base_->cta_start_cycles(); }
   Cycle cta_first_load_cycles() const override { return base_->cta_first_load_cycles(); }
+  Cycle epilogue_tail_cycles() const override { return base_->epilogue_tail_cycles(); }
   CtaResources resources() const override { return resources_; }
   bool uses_tma() const override { return base_->uses_tma(); }
 

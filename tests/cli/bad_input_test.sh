@@ -17,10 +17,11 @@ sed 's/"m":512,"n":512/"m":1048576,"n":524296/; s/"tile":{"m":128,"n":128/"tile"
 # A 1-SM GPU cannot place a cluster of two: the persistent grid had zero CTAs (0 ms, inf TFLOP/s).
 sed '0,/"value": 108,/s//"value": 1,/' "$src/models/gpus/a100_sxm4_80gb.json" >"$work/one_sm.json"
 sed '/"size_bytes"/{n;s/"value": [0-9.e+]*/"value": 1e12/;}' "$src/models/gpus/a100_sxm4_80gb.json" >"$work/huge_l2.json"
-# Issue 16's profile figures: a negative measured epilogue or first-load cost, and an order's own
-# scheduler cost keyed with its group.
+# Issue 16's profile figures: a negative measured epilogue, epilogue tail or first-load cost, and an
+# order's own scheduler cost keyed with its group.
 sed '/"epilogue_cycles_per_output_kib"/{n;s/"value": [0-9.]*/"value": -1/;}' "$src/models/gpus/h100_sxm.json" >"$work/negative_epilogue.json"
 sed '/"cta_first_load_cycles"/{n;s/"value": [0-9.]*/"value": -1/;}' "$src/models/gpus/h100_sxm.json" >"$work/negative_first_load.json"
+sed '/"epilogue_tail_cycles"/{n;s/"value": [0-9.]*/"value": -1/;}' "$src/models/gpus/h100_sxm.json" >"$work/negative_tail.json"
 sed 's/^    "grouped_m": {/    "grouped_m:8": {/' "$src/models/gpus/h100_sxm.json" >"$work/grouped_order_key.json"
 mkfifo "$work/fifo.json"
 mkdir "$work/folder.json"
@@ -39,6 +40,7 @@ expect "tile count past int" "tile.m: makes 4295032832 output tiles" simulate --
 expect "cluster on a 1-SM GPU" "cluster: is 2, more than the 1 SM(s)" simulate --gpu "$work/one_sm.json" --kernel "$work/spec.json"
 expect "negative measured epilogue" "tiled_gemm.epilogue_cycles_per_output_kib.value: is -1" simulate --gpu "$work/negative_epilogue.json" --kernel "$work/spec.json"
 expect "negative first-load cost" "tiled_gemm.cta_first_load_cycles.value: is -1" simulate --gpu "$work/negative_first_load.json" --kernel "$work/spec.json"
+expect "negative epilogue tail" "tiled_gemm.epilogue_tail_cycles.value: is -1" simulate --gpu "$work/negative_tail.json" --kernel "$work/spec.json"
 expect "scheduler cost keyed with a group" "tile_scheduler.grouped_m:8: is not a known key" simulate --gpu "$work/grouped_order_key.json" --kernel "$work/spec.json"
 expect "L2 beyond what the simulator holds" "l2.size_bytes.value: is 1000000000000.0" simulate --gpu "$work/huge_l2.json" --kernel "$work/spec.json"
 expect "simulate --out /dev/full" "/dev/full: --out: is not a regular file" simulate --kernel "$work/spec.json" --out /dev/full

@@ -172,11 +172,17 @@ TEST_CASE("the tiled GEMM's measured costs are optional and bounded") {
   CHECK(without.tiled_gemm.epilogue_cycles_per_output_kib == 0);
   CHECK(without.tiled_gemm.cta_start_exit_cycles == 0);
   CHECK(without.tiled_gemm.cta_first_load_cycles == 0);
+  CHECK(without.tiled_gemm.epilogue_tail_cycles == 0);
   j = h100_json();
   j["tiled_gemm"].erase("cta_first_load_cycles"); // optional within the section
+  j["tiled_gemm"].erase("epilogue_tail_cycles");
   CHECK(parse_gpu_profile(j, "gpu.json").tiled_gemm.cta_first_load_cycles == 0);
+  CHECK(parse_gpu_profile(j, "gpu.json").tiled_gemm.epilogue_tail_cycles == 0);
   j["tiled_gemm"]["cta_first_load_cycles"] = {{"value", -1}, {"source", "a test"}};
   CHECK_THAT(error_of(j), Catch::Contains("tiled_gemm.cta_first_load_cycles.value"));
+  j = h100_json();
+  j["tiled_gemm"]["epilogue_tail_cycles"] = {{"value", -1}, {"source", "a test"}};
+  CHECK_THAT(error_of(j), Catch::Contains("tiled_gemm.epilogue_tail_cycles.value"));
   j = h100_json();
   j["tiled_gemm"]["epilogue_cycles_per_output_kib"]["value"] = -5;
   CHECK_THAT(error_of(j), Catch::Contains("tiled_gemm.epilogue_cycles_per_output_kib.value"));

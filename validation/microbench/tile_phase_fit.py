@@ -7,9 +7,13 @@ their K steps, in SM cycles at each run's own measured clock (extra.sm_clock_mhz
   cycles each at 4096 FLOP per SM cycle, validation/data/h100/microbench/wgmma_throughput.json) and
   the accumulators' zeroing (one move each, 128 per SM cycle), that is the epilogue. Only the runs
   whose operands stay in L2 (K <= 4096: 64 MB or less) are used, so that DRAM waits do not enter.
+- Per tile, after its last store (the epilogue's tail): a persistent CTA's tiles lie apart by its
+  consumers' two tile scheduler calls (the profile's grouped_m figure; a dense grouped_m walk makes
+  no loop trip) and what the epilogue still does after issuing the last store; the mean over the
+  persistent runs, less the calls, is that tail.
 - Per CTA: between a non-persistent CTA's last store issue and the next CTA's first tile on its SM
-  lie the CTA's exit, the block scheduler's refill and the next CTA's start and tile scheduler
-  call; beyond the refill and the call (the profile's own figures), that is the CTA's start and exit.
+  lie the epilogue's tail, the CTA's exit, the block scheduler's refill and the next CTA's start
+  and tile scheduler call; beyond the tail, the refill and the call, that is the CTA's start and exit.
 
 - Per CTA, its first tile (with --model TILESIM): each one-CTA-per-tile run is replayed at its clock
   with the profile's cta_first_load_cycles set to 0, and its median tile set against the GPU's;
@@ -89,7 +93,7 @@ def main():
     issue = 32 * value(profile["sm"], "warp_schedulers")
     refill = value(profile["launch"], "cta_launch_cycles")
     grouped_m_call = profile["tile_scheduler"]["grouped_m"]["cycles_per_call"]["value"]
-    epilogue_per_kib, cta_costs = [], []
+    epilogue_per_kib, np_gaps, p_gaps = [], [], []
     for name in sorted(os.listdir(results_dir)):
         if not name.endswith(".json") or name.endswith(".pred.json"):
             continue
@@ -108,13 +112,16 @@ def main():
         if k["persistent"] and tile_n == 256 and k["k"] <= 4096:
             epilogue_per_kib.append(beyond / (tile_m * tile_n * 2 / 1024))
             line += "  -> epilogue"
+        (p_gaps if k["persistent"] else np_gaps).append(gap)
         if not k["persistent"]:
             np_runs.append((f"{tile_m}x{tile_n}", steps, duration, r))
-            cta_costs.append(gap - refill - 2 * grouped_m_call)
-            line += f"  -> CTA start and exit {cta_costs[-1]:.0f}"
         print(line)
     print(f"epilogue: {statistics.mean(epilogue_per_kib):.1f} cycles per KiB of output tile (mean of {len(epilogue_per_kib)}: "
           + ", ".join(f"{x:.1f}" for x in epilogue_per_kib) + ")")
+    tail = statistics.mean(p_gaps) - 2 * grouped_m_call
+    print(f"epilogue tail: {tail:.0f} cycles (persistent gaps {min(p_gaps):.0f}-{max(p_gaps):.0f}, mean of {len(p_gaps)} "
+          f"{statistics.mean(p_gaps):.0f}, less 2 x {grouped_m_call:.0f})")
+    cta_costs = [gap - tail - refill - 2 * grouped_m_call for gap in np_gaps]
     print(f"CTA start and exit: {statistics.mean(cta_costs):.0f} cycles (mean of {len(cta_costs)}: "
           + ", ".join(f"{x:.0f}" for x in cta_costs) + ")")
     if tilesim:
