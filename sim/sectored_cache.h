@@ -58,9 +58,6 @@ public:
     int ways;
   };
   View view() { return {sets_data_.data(), ranks_.data(), ways_}; }
-  static LookupOutcome read_in_set(const View& v, std::int64_t set, LineAddress line, SectorMask sectors) {
-    return access(v, set, line, sectors, false);
-  }
   // A read split in two for the hot loop: read_hit serves it when the line holds every sector
   // asked for (the line becomes the most recently used; the result is when its fill lands) and
   // otherwise changes nothing and returns kNotHit with the line's slot in `slot` (kSlots: absent);
