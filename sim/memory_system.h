@@ -35,6 +35,7 @@
 #include "sim/sectored_cache.h"
 #include "sim/units.h"
 
+#include <memory>
 #include <vector>
 
 namespace tilesim {
@@ -166,12 +167,18 @@ private:
   // when the fill of the sectors it did hold lands (0: none held).
   std::uint32_t near_miss(int partition, const SectoredCache::View& near_view, std::uint32_t index, int slot, bool promote,
                           ColdCounts& cold);
+  // A fill id for the box about to be read (renumbering every cached line's when they run out).
+  std::uint32_t open_fill();
   void defer_buddy(SectoredCache& cache, LineAddress buddy, bool far, ColdCounts& cold);
   [[gnu::noinline]] void run_deferred(ColdCounts& cold);
   void promote_buddy(const DeferredBuddy& buddy, ColdCounts& cold);
   BoxOutcome write_lines(int partition);
   void write_back(Cycle issue, long long sectors);
 
+  // The box being read: the lines its lookups allocate take its fill id (the cycle is written at
+  // its end); a line found with some sectors missing keeps its own and is listed in fills_.
+  std::unique_ptr<FillCycles> fill_cycles_ = std::make_unique<FillCycles>(); // shared by the partitions
+  std::uint32_t box_fill_ = 0;
   std::vector<SectoredCache> partitions_;
   std::uint64_t partition_reciprocal_; // 2^64 / partitions, rounded up
   std::vector<RequestCoalescer> coalescers_; // one per GPC
@@ -219,7 +226,7 @@ private:
     std::uint32_t home;
   };
   std::vector<FarRequest> far_misses_;
-  std::vector<Fill> fills_; // scratch: the box's lookups that fetch sectors (at most four a line)
+  std::vector<Fill> fills_; // scratch: the box's lookups that fetch sectors into a line they found (at most four a line)
   std::size_t fill_count_ = 0;
 };
 

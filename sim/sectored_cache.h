@@ -5,12 +5,16 @@
 // access that evicts a line reports its dirty sectors, which the caller writes back to DRAM.
 // A line is allocated when it is looked up but its data lands later: each line keeps the cycle
 // its last fill arrives (set by the caller once it knows), and a hit on it is served no earlier.
+// The line keeps it as a fill id, an index into FillCycles: a lookup that allocates a line can
+// give it the id of a fill whose cycle is not yet known, and the caller writes that cycle once
+// for every line the fill brings, instead of visiting each line's set again (a box's misses).
 #pragma once
 
 #include "sim/units.h"
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #if defined(__SSE2__)
@@ -26,6 +30,22 @@ struct CacheGeometry {
   int ways = 16;
 };
 
+// When each fill lands, by fill id (cycle[0] = 0: nothing pending). A cycle is rounded up, so a hit
+// never sees data early, and held at kLatest: a line's state has 24 bits for its id, so a fill
+// held later than that no longer delays a hit.
+struct FillCycles {
+  static constexpr std::uint32_t kLatest = (1u << 24) - 1;
+  static constexpr std::uint32_t kIds = 1u << 24; // ids a state can hold
+  std::vector<std::uint32_t> cycle{0};
+  static std::uint32_t rounded(Cycle c) { return static_cast<std::uint32_t>(std::min(c + 1.0, static_cast<double>(kLatest))); }
+  // A new id, its cycle 0 until the caller knows it.
+  std::uint32_t open() {
+    cycle.push_back(0);
+    return static_cast<std::uint32_t>(cycle.size() - 1);
+  }
+  bool full() const { return cycle.size() >= kIds; }
+};
+
 struct LookupOutcome {
   SectorMask missed = 0; // the sectors of this access that were not present
   int hit_sectors = 0;
@@ -33,19 +53,26 @@ struct LookupOutcome {
   std::uint32_t hit_ready = 0; // when the hit sectors' fill lands (0: long since)
   int evicted_dirty_sectors = 0; // dirty sectors of the line this access evicted, to be written back
   int slot = 0; // where the line now sits in its set: set_fill_ready's hint
+  bool allocated = false; // the line was absent and took the fill id the lookup gave
 };
 
 class SectoredCache {
 public:
-  explicit SectoredCache(const CacheGeometry& geometry);
+  // `fills`: the fill ids' table, shared by the caches whose lookups one fill spans (null: the
+  // cache's own).
+  explicit SectoredCache(const CacheGeometry& geometry, FillCycles* fills = nullptr);
 
   // Looks the sectors up, allocating the line (LRU victim) and its missing sectors.
-  LookupOutcome read(LineAddress line, SectorMask sectors) { return access(set_of(line), line, sectors, false); }
+  LookupOutcome read(LineAddress line, SectorMask sectors) { return access(set_of(line), line, sectors, false, 0); }
   // Stores the sectors: allocates the line like a read, marks them valid and dirty; fetches nothing.
-  LookupOutcome write(LineAddress line, SectorMask sectors) { return access(set_of(line), line, sectors, true); }
-  // The same, for a caller that already knows the line's set (set_of(line)).
-  LookupOutcome read_in_set(std::int64_t set, LineAddress line, SectorMask sectors) { return access(set, line, sectors, false); }
-  LookupOutcome write_in_set(std::int64_t set, LineAddress line, SectorMask sectors) { return access(set, line, sectors, true); }
+  LookupOutcome write(LineAddress line, SectorMask sectors) { return access(set_of(line), line, sectors, true, 0); }
+  // The same, for a caller that already knows the line's set (set_of(line)). A line the read
+  // allocates takes `fill` (a FillCycles id) as its fill; a line it finds keeps its own, and the
+  // caller records the new fill with set_fill_ready_in_set.
+  LookupOutcome read_in_set(std::int64_t set, LineAddress line, SectorMask sectors, std::uint32_t fill = 0) {
+    return access(set, line, sectors, false, fill);
+  }
+  LookupOutcome write_in_set(std::int64_t set, LineAddress line, SectorMask sectors) { return access(set, line, sectors, true, 0); }
 
   // The cache's arrays and ways, copied out once for a loop of lookups: a store to a set may alias
   // any member (the ranks are stored as vectors, which alias everything), so a loop calling
@@ -55,9 +82,10 @@ public:
   struct View {
     Set* sets;
     Ranks* ranks;
+    const std::uint32_t* fill_cycle; // FillCycles::cycle: valid until its next id is opened
     int ways;
   };
-  View view() { return {sets_data_.data(), ranks_.data(), ways_}; }
+  View view() { return {sets_data_.data(), ranks_.data(), fills_->cycle.data(), ways_}; }
   // A read split in two for the hot loop: read_hit serves it when the line holds every sector
   // asked for (the line becomes the most recently used; the result is when its fill lands) and
   // otherwise changes nothing and returns kNotHit with the line's slot in `slot` (kSlots: absent);
@@ -70,25 +98,45 @@ public:
     const std::uint32_t state = s.state[slot];
     if ((sectors & ~state & kValidBits) != 0) return kNotHit;
     touch(v.ranks[static_cast<std::size_t>(set)], slot);
-    return state >> kFillShift;
+    return v.fill_cycle[state >> kFillShift];
   }
-  static LookupOutcome read_miss(const View& v, std::int64_t set, LineAddress line, SectorMask sectors, int slot) {
-    return access_at(v, set, line, sectors, false, slot);
+  static LookupOutcome read_miss(const View& v, std::int64_t set, LineAddress line, SectorMask sectors, int slot, std::uint32_t fill) {
+    return access_at(v, set, line, sectors, false, fill, slot);
   }
   // Records that the fill of `line`'s sectors fetched by its last read lands at `cycle`; the
   // line's fill time never moves back. Nothing happens when the line has been evicted since.
-  void set_fill_ready(LineAddress line, Cycle cycle) { set_fill_ready_in_set(set_of(line), line, cycle); }
-  // The same in a known set; `slot_hint` is the line's slot at its lookup (LookupOutcome::slot),
-  // searched for only when another line has taken it since.
-  void set_fill_ready_in_set(std::int64_t set, LineAddress line, Cycle cycle, int slot_hint = -1) {
+  void set_fill_ready(LineAddress line, Cycle cycle) {
+    if (own_fills_ && own_fills_->full()) { // (a shared table's owner renumbers it)
+      auto fresh = std::make_unique<FillCycles>();
+      renumber_fills(*own_fills_, *fresh);
+      own_fills_ = std::move(fresh);
+      fills_ = own_fills_.get();
+    }
+    const std::uint32_t fill = fills_->open();
+    fills_->cycle[fill] = FillCycles::rounded(cycle);
+    set_fill_ready_in_set(set_of(line), line, fill);
+  }
+  // The same in a known set, for a fill id whose cycle is known; `slot_hint` is the line's slot at
+  // its lookup (LookupOutcome::slot), searched for only when another line has taken it since.
+  void set_fill_ready_in_set(std::int64_t set, LineAddress line, std::uint32_t fill, int slot_hint = -1) {
     Set& s = sets_data_[static_cast<std::size_t>(set)];
     const auto tag = static_cast<std::uint32_t>(line);
     const int slot = slot_hint >= 0 && tag != kEmpty && s.tags[slot_hint] == tag ? slot_hint : find(s, tag);
     if (slot >= ways_ || slot >= kSlots) return; // (ways_ <= kSlots: the second test is for the compiler)
-    // Rounded up, so a hit never sees data early; held at the latest cycle the state can hold.
-    const auto c = static_cast<std::uint32_t>(std::min(cycle + 1.0, static_cast<double>(kLatestFill)));
     std::uint32_t& state = s.state[slot];
-    if (c > state >> kFillShift) state = c << kFillShift | (state & kLowBits);
+    const std::uint32_t* cycle = fills_->cycle.data();
+    if (cycle[fill] > cycle[state >> kFillShift]) state = fill << kFillShift | (state & kLowBits);
+  }
+  // Gives every line with a fill pending a fill id of its own in `to`, with its cycle in `from`:
+  // for the owner of a shared FillCycles when its ids run out.
+  void renumber_fills(const FillCycles& from, FillCycles& to) {
+    for (Set& s : sets_data_)
+      for (std::uint32_t& state : s.state)
+        if ((state >> kFillShift) != 0) {
+          const std::uint32_t fill = to.open();
+          to.cycle[fill] = from.cycle[state >> kFillShift];
+          state = fill << kFillShift | (state & kLowBits);
+        }
   }
 
   // Which set a line maps to. The hardware's hash is undocumented; a multiplicative hash spreads
@@ -112,8 +160,6 @@ public:
     prefetch(&v.sets[static_cast<std::size_t>(set)], &v.ranks[static_cast<std::size_t>(set)]);
   }
 
-  // Cycles a fill time can reach: later ones are held there (a hit then no longer waits for them).
-  static constexpr std::uint32_t kLatestFill = (1u << 24) - 1;
   // Sectors in a mask of at most 4 bits (the portable x86-64 baseline has no popcount
   // instruction): nibble m of the constant is m's count, so no table is read.
   static int sectors_in(SectorMask m) { return static_cast<int>((0x4332322132212110ull >> ((m & 0xF) * 4)) & 0xF); }
@@ -121,9 +167,8 @@ public:
 private:
   // Tags keep the low 32 bits of the line address: lines 2^32 apart (512 GiB) never meet in one
   // kernel. A set is two host cache lines, the tags and beside each its state, the valid sectors
-  // (low 4 bits), the dirty ones (next 4 bits) and the cycle its last fill lands (high 24 bits; 0:
-  // long since; 2^24 cycles is over 8 ms of kernel time at 2 GHz, past which a hit no longer waits
-  // for a pending fill); a line stays in its slot while it is cached. LRU order is
+  // (low 4 bits), the dirty ones (next 4 bits) and the id of its last fill (high 24 bits, an index
+  // into FillCycles); a line stays in its slot while it is cached. LRU order is
   // kept apart, as each slot's rank (0: most recently used), 16 bytes a set: a hit makes its
   // slot's rank 0 and ages the ranks below it by one, a miss takes the slot ranked last, which is
   // an empty one while the set has any (empty slots rank behind the used ones), else the least
@@ -153,14 +198,13 @@ private:
   }
   // Looks the sectors up, allocating the line on a miss; `dirty` marks them dirty. Inline, as the
   // simulator's hottest call.
-  LookupOutcome access(std::int64_t set, LineAddress line, SectorMask sectors, bool dirty) {
-    return access(view(), set, line, sectors, dirty);
-  }
-  static LookupOutcome access(const View& v, std::int64_t set, LineAddress line, SectorMask sectors, bool dirty) {
-    return access_at(v, set, line, sectors, dirty, find(v.sets[static_cast<std::size_t>(set)], static_cast<std::uint32_t>(line)));
+  LookupOutcome access(std::int64_t set, LineAddress line, SectorMask sectors, bool dirty, std::uint32_t fill) {
+    const View v = view();
+    return access_at(v, set, line, sectors, dirty, fill, find(v.sets[static_cast<std::size_t>(set)], static_cast<std::uint32_t>(line)));
   }
   // The same, with the line's slot found (kSlots: absent).
-  static LookupOutcome access_at(const View& v, std::int64_t set, LineAddress line, SectorMask sectors, bool dirty, int slot) {
+  static LookupOutcome access_at(const View& v, std::int64_t set, LineAddress line, SectorMask sectors, bool dirty, std::uint32_t fill,
+                                 int slot) {
     Set& s = v.sets[static_cast<std::size_t>(set)];
     Ranks& ranks = v.ranks[static_cast<std::size_t>(set)];
     const auto tag = static_cast<std::uint32_t>(line);
@@ -172,7 +216,7 @@ private:
       out.missed = missing;
       out.miss_sectors = sectors_in(missing);
       out.hit_sectors = sectors_in(sectors) - out.miss_sectors;
-      out.hit_ready = state >> kFillShift;
+      out.hit_ready = v.fill_cycle[state >> kFillShift];
       // Stored only when it changes: a host cache line written back costs memory bandwidth, and
       // most hits change nothing.
       if ((state | marks) != state) s.state[slot] = state | marks;
@@ -185,9 +229,10 @@ private:
     const int w = victim(ranks, v.ways);
     if (s.tags[w] != kEmpty) out.evicted_dirty_sectors = sectors_in(static_cast<SectorMask>(s.state[w] >> kDirtyShift));
     s.tags[w] = tag;
-    s.state[w] = marks;
+    s.state[w] = fill << kFillShift | marks;
     touch(ranks, w);
     out.slot = w;
+    out.allocated = true;
     out.missed = sectors;
     out.miss_sectors = sectors_in(sectors);
     return out;
@@ -255,6 +300,8 @@ private:
   int ways_;
   std::vector<Set> sets_data_;
   std::vector<Ranks> ranks_;
+  std::unique_ptr<FillCycles> own_fills_; // when no table is shared
+  FillCycles* fills_;
 };
 
 } // namespace tilesim

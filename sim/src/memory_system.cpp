@@ -21,7 +21,8 @@ MemorySystem::MemorySystem(const GpuProfile& gpu)
     for (int sm = 0; sm < gpu.sm.count; ++sm) partition_of_sm_.push_back(sm * gpu.l2.partitions / gpu.sm.count);
   for (int p = 0; p < gpu.l2.partitions; ++p)
     partitions_.emplace_back(CacheGeometry{gpu.l2.size_bytes / gpu.l2.partitions, gpu.l2.line_bytes,
-                                           gpu.l2.sector_bytes, gpu.l2.ways});
+                                           gpu.l2.sector_bytes, gpu.l2.ways},
+                             fill_cycles_.get());
   // Without a GPC map no coalescer is modelled: one disabled coalescer serves every SM.
   gpc_of_sm_ = gpu.sm.gpc.empty() ? std::vector<int>(gpu.sm.count, 0) : gpu.sm.gpc;
   const int gpcs = *std::max_element(gpc_of_sm_.begin(), gpc_of_sm_.end()) + 1;
@@ -154,9 +155,9 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, RequestCoalesce
     const LineRequest req = lines[f->line];
     if (cold.deferred.conflicts(req.set)) run_deferred(cold);
     SectoredCache& home = partitions_[f->home];
-    const LookupOutcome far = home.read_in_set(req.set, req.line, static_cast<SectorMask>(f->sectors));
+    const LookupOutcome far = home.read_in_set(req.set, req.line, static_cast<SectorMask>(f->sectors), box_fill_);
     if (far.hit_sectors > 0) cold.far_ready = std::max(cold.far_ready, far.hit_ready);
-    if (far.miss_sectors > 0) *cold.fill++ = {&home, req.line, req.set, far.slot};
+    if (far.miss_sectors > 0 && !far.allocated) *cold.fill++ = {&home, req.line, req.set, far.slot};
     cold.writeback_sectors += far.evicted_dirty_sectors;
     cold.far_hits += far.hit_sectors;
     cold.dram_sectors += far.miss_sectors;
@@ -194,11 +195,11 @@ std::uint32_t MemorySystem::near_miss(int partition, const SectoredCache::View& 
                                       bool promote, ColdCounts& cold) {
   const LineRequest& req = lines_[index];
   SectoredCache& near = partitions_[partition];
-  const LookupOutcome o = SectoredCache::read_miss(near_view, req.set, req.line, static_cast<SectorMask>(req.sectors), slot);
+  const LookupOutcome o = SectoredCache::read_miss(near_view, req.set, req.line, static_cast<SectorMask>(req.sectors), slot, box_fill_);
   const std::uint32_t hit_ready = o.hit_sectors > 0 ? o.hit_ready : 0;
   cold.writeback_sectors += o.evicted_dirty_sectors;
   cold.near_miss_sectors += o.miss_sectors;
-  *cold.fill++ = {&near, req.line, req.set, o.slot};
+  if (!o.allocated) *cold.fill++ = {&near, req.line, req.set, o.slot};
   const int home = home_of(req.line);
   if (home == partition) {
     cold.dram_sectors += o.miss_sectors;
@@ -242,8 +243,8 @@ void MemorySystem::run_deferred(ColdCounts& cold) {
 }
 
 void MemorySystem::promote_buddy(const DeferredBuddy& b, ColdCounts& cold) {
-  const LookupOutcome o = b.cache->read_in_set(b.set, b.line, full_line_);
-  if (o.miss_sectors > 0) *cold.fill++ = {b.cache, b.line, b.set, o.slot};
+  const LookupOutcome o = b.cache->read_in_set(b.set, b.line, full_line_, box_fill_);
+  if (o.miss_sectors > 0 && !o.allocated) *cold.fill++ = {b.cache, b.line, b.set, o.slot};
   cold.writeback_sectors += o.evicted_dirty_sectors;
   (b.far ? cold.fabric_promotion : cold.near_promotion) += SectoredCache::sectors_in(full_line_);
   (b.far ? cold.fabric_promotion_hits : cold.near_promotion_hits) += o.hit_sectors;
@@ -269,8 +270,18 @@ MemorySystem::BoxOutcome MemorySystem::write_lines(int partition) {
   return out;
 }
 
+std::uint32_t MemorySystem::open_fill() {
+  if (fill_cycles_->full()) {
+    auto fresh = std::make_unique<FillCycles>();
+    for (SectoredCache& p : partitions_) p.renumber_fills(*fill_cycles_, *fresh);
+    *fill_cycles_ = std::move(*fresh); // the partitions keep the table's address
+  }
+  return fill_cycles_->open();
+}
+
 Cycle MemorySystem::read_box(Cycle issue, int sm, const Box& box, SectorCount& outcome) {
   gather_lines(box);
+  box_fill_ = open_fill();
   RequestCoalescer& coalescer = coalescers_[gpc_of_sm_[sm]];
   const BoxOutcome o = read_lines(partition_of_sm_[sm], coalescer, box.l2_promotion_256b);
   outcome.hits += o.l2_sectors;
@@ -287,8 +298,9 @@ Cycle MemorySystem::read_box(Cycle issue, int sm, const Box& box, SectorCount& o
                               (o.far_sectors > 0 ? far_latency_ : near_latency_));
   if (dram_bytes > 0)
     done = std::max(done, served_at(issue, dram_.serve(issue, dram_bytes), dram_service_factor_, sm) + dram_latency_);
+  fill_cycles_->cycle[box_fill_] = FillCycles::rounded(done);
   for (std::size_t i = 0; i < fill_count_; ++i)
-    fills_[i].partition->set_fill_ready_in_set(fills_[i].set, fills_[i].line, done, fills_[i].slot);
+    fills_[i].partition->set_fill_ready_in_set(fills_[i].set, fills_[i].line, box_fill_, fills_[i].slot);
   const RequestCoalescer::View coalescer_view = coalescer.view();
   const LineRequest* const lines = lines_.data();
   const LookedUp* const looked_up = looked_up_.data();

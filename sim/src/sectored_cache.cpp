@@ -17,8 +17,9 @@ const SectoredCache::ByteTables SectoredCache::kByteTables = [] {
 }();
 #endif
 
-SectoredCache::SectoredCache(const CacheGeometry& g)
-    : sets_(g.size_bytes / (static_cast<std::int64_t>(g.line_bytes) * g.ways)), ways_(g.ways) {
+SectoredCache::SectoredCache(const CacheGeometry& g, FillCycles* fills)
+    : sets_(g.size_bytes / (static_cast<std::int64_t>(g.line_bytes) * g.ways)), ways_(g.ways),
+      own_fills_(fills ? nullptr : std::make_unique<FillCycles>()), fills_(fills ? fills : own_fills_.get()) {
   if (sets_ < 1 || sets_ >= (std::int64_t{1} << 32) || g.line_bytes / g.sector_bytes > 4 || ways_ < 1 || ways_ > kSlots)
     throw std::invalid_argument("cache geometry: need 1..2^32 sets, 1..16 ways and at most 4 sectors per line");
   Set empty{};

@@ -141,3 +141,32 @@ TEST_CASE("sectored cache: sectors in a mask") {
   const int expected[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
   for (int m = 0; m < 16; ++m) CHECK(SectoredCache::sectors_in(static_cast<SectorMask>(m)) == expected[m]);
 }
+
+TEST_CASE("sectored cache: a line a read allocates takes the read's fill id; renumbered ids keep their cycles") {
+  FillCycles fills;
+  SectoredCache cache({4 * 2 * 128, 128, 32, 2}, &fills);
+  const auto set = lines_in_one_set(cache, 3);
+  const std::uint32_t box = fills.open();
+  auto o = cache.read_in_set(cache.set_of(set[0]), set[0], 0b0011, box);
+  CHECK(o.allocated);
+  CHECK(cache.read(set[0], 0b0001).hit_ready == 0); // its cycle is not known yet
+  fills.cycle[box] = FillCycles::rounded(700.0);
+  CHECK(cache.read(set[0], 0b0001).hit_ready == 701);
+  // A line found keeps its own fill: the caller records the new one, which never moves it back.
+  const std::uint32_t earlier = fills.open();
+  fills.cycle[earlier] = FillCycles::rounded(400.0);
+  o = cache.read_in_set(cache.set_of(set[0]), set[0], 0b0100, earlier);
+  CHECK_FALSE(o.allocated);
+  CHECK(o.miss_sectors == 1);
+  cache.set_fill_ready_in_set(cache.set_of(set[0]), set[0], earlier, o.slot);
+  CHECK(cache.read(set[0], 0b0001).hit_ready == 701);
+  cache.read(set[1], 0b1111); // allocated with no fill pending (id 0)
+  FillCycles fresh;
+  cache.renumber_fills(fills, fresh);
+  CHECK(fresh.cycle.size() == 2); // 0 and set[0]'s
+  fills = std::move(fresh);
+  CHECK(cache.read(set[0], 0b0001).hit_ready == 701);
+  CHECK(cache.read(set[1], 0b0001).hit_ready == 0);
+  // Past kLatest a fill is held there.
+  CHECK(FillCycles::rounded(1e12) == FillCycles::kLatest);
+}
