@@ -10,7 +10,7 @@ out_dir=$2
 phase_ms=${3:-250}
 mkdir -p "$out_dir"
 driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n1 || true)
-commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+commit=${TREE_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)} # TREE_COMMIT: where the tree has no .git
 status=0
 for run in 1 2; do
   rc=0
