@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""What binds the grouped GEMM's K step: the whole L2 or each SM? (issue 16, validation/NOTES.md,
+"The L2 probe: the K step with 2 to 132 SMs")
+
+Reads gemm_ring_by_sms's runs (validation/microbench/gemm_ring_by_sms.cu): for each tile shape and
+SM count, the K step is the median tile's growth from K = 1024 to K = 2048 (4096 x 4096, operands
+resident in L2) over the 16 steps between them, in ns and in SM cycles at the two launches' mean
+clock. Each SM asks the L2 for its own A box and half of the multicast B box every step (128x128:
+16 + 8 KB; 128x256: 16 + 16 KB): that over the step is its read rate, and times the SMs what the
+L2 serves. The last line is the aggregate at every SM, the mean over the runs: what the profile's
+l2.bandwidth_bytes_per_s takes when the step is the L2's (NOTES: decision (a)).
+
+Usage: gemm_ring_by_sms_fit.py RUN.json...
+"""
+import json
+import statistics
+import sys
+
+STEPS_BETWEEN = (2048 - 1024) // 64
+
+
+def step_bytes(tile_n):
+    return (128 * 64 + tile_n * 64 // 2) * 2
+
+
+def median_tile_ns(config):
+    return statistics.median(end - start for _, _, start, end in config["trace"])
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__.strip().splitlines()[-1])
+    at_all = []
+    for path in sys.argv[1:]:
+        data = json.load(open(path))
+        if any(c["check"] != "pass" for c in data["configs"]):
+            sys.exit(f"{path}: configs: a configuration failed its output check; measure again")
+        by_key = {(c["m"], c["k"], c["tile"][1], c["sms_given"]): c for c in data["configs"]}
+        print(f"{path} ({data['gpu']}, driver {data['driver']}, {data['date']})")
+        for tile_n in (128, 256):
+            for sms in sorted({s for (m, k, t, s) in by_key if m == 4096 and t == tile_n}):
+                short, long = by_key[(4096, 1024, tile_n, sms)], by_key[(4096, 2048, tile_n, sms)]
+                step_ns = (median_tile_ns(long) - median_tile_ns(short)) / STEPS_BETWEEN
+                mhz = (short["sm_clock_mhz"] + long["sm_clock_mhz"]) / 2
+                rate = step_bytes(tile_n) / step_ns
+                print(f"  128x{tile_n} on {sms:3d} SMs: K step {step_ns:5.0f} ns, {step_ns * mhz / 1e3:5.0f} cycles at "
+                      f"{mhz:4.0f} MHz; {rate:5.1f} B/ns an SM, {rate * sms / 1e3:5.2f} TB/s over the SMs")
+                if tile_n == 128 and sms == data["sms"]:
+                    at_all.append(rate * sms * 1e9)
+        for (m, k, t, sms), c in sorted(by_key.items()):
+            if m == 8192:
+                print(f"  {m}x{m}x{k} 128x{t} on {sms:3d} SMs: {c['median_ms']:.4f} ms at {c['sm_clock_mhz']:.0f} MHz, "
+                      f"median tile {median_tile_ns(c):.0f} ns")
+    print(f"L2 rate at every SM (128x128 K step, mean of {len(at_all)} runs): {statistics.mean(at_all):.4g} B/s")
+
+
+if __name__ == "__main__":
+    main()
