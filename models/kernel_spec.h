@@ -63,8 +63,9 @@ struct Mxfp8QuantizeShape {
 // scales (kernels/mxfp8/NOTES.md): promote each 32-wide block's FP8 product on the CUDA cores, or
 // dequantise the operands exactly to bf16 and run bf16 MMAs, either as Y = X W^T (dequantize) or as
 // Y^T = W X^T with the tokens on the MMA's N (transposed: tile.m tokens x 64 channels, for the few
-// tokens per expert of decode). "block_scale" in the spec.
-enum class BlockScaleScheme { promote, dequantize, transposed };
+// tokens per expert of decode), or that on 128 x 128 tiles after a pass that dequantises X to bf16
+// once (xpass: the kernels convert only W). "block_scale" in the spec.
+enum class BlockScaleScheme { promote, dequantize, transposed, xpass };
 std::string to_string(BlockScaleScheme scheme);
 
 struct BlockScale {

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""The MXFP8 grouped GEMM in every scheme (kernels/mxfp8/: (a) promote, (b) dequantize, and (b) transposed, Y^T = W X^T
-with the tokens on wgmma's N) against our
+"""The MXFP8 grouped GEMM in every scheme (kernels/mxfp8/: (a) promote, (b) dequantize, (b) transposed, Y^T = W X^T
+with the tokens on wgmma's N, and xpass, X dequantised once by the dequantiser's pass, then the transposed 128 x 128
+tile converting only W) against our
 bf16 grouped GEMM and torch._scaled_mm FP8 with per-tensor scales, and the MXFP8 layer (quantise X + GEMM) against the
 bf16 GEMM, on the issue's shapes.
 
@@ -9,9 +10,10 @@ two per row of X (2^-4..2^4, so block scales differ); both quantised by our roww
 (round-up rule, E4M3): X's blocks along its rows, W's along k. Candidates, timed interleaved run by
 run (the H100's clock drifts with temperature; blocks of runs would favour whichever ran first),
 CUDA events around each call from an idle GPU, `--warmup` untimed rounds, medians of `--reps`:
-  promote, dequantize, transposed: ours, each the best of a few ring depths and orders (transposed: and tokens per
-        tile) in a separate selection round first (dequantize runs 3 stages only: its bf16 copies of W take the rest of
-        shared memory);
+  promote, dequantize, transposed, xpass: ours, each the best of a few ring depths and orders (transposed: and tokens
+        per tile) in a separate selection round first (dequantize runs 3 stages only: its bf16 copies of W take the rest
+        of shared memory); xpass timed as the layer runs it, its pass over X and its GEMM together;
+  xpass_gemm: xpass's GEMM kernel alone (on the bf16 X of the pass before), so the pass's share is read beside it;
   bf16: our grouped GEMM (kernels/grouped_gemm, the configuration its own benchmark chose per shape,
         validation/data/h100/bench_grouped_gemm.json) on the unquantised bf16 X and W;
   scaled_mm: torch._scaled_mm of X and one expert's W as E4M3 with per-tensor scales, the
@@ -38,7 +40,7 @@ SHAPES = [  # name, tokens per expert, n, k, our bf16 configuration (tile_n, sta
     ("moe_e128x128", [128] * 128, 2048, 7168, (256, 4, "serpentine", False)),
     ("decode_e64x16", [16] * 64, 2048, 7168, (256, 4, "serpentine", False)),
 ]
-SCHEMES = {"promote": 0, "dequantize": 1, "transposed": 2}
+SCHEMES = {"promote": 0, "dequantize": 1, "transposed": 2, "xpass": 3}
 
 
 def mxfp8_candidates(tokens_per_expert):
@@ -54,6 +56,7 @@ def mxfp8_candidates(tokens_per_expert):
         fixed["transposed"] = [(4, "grouped_m:4", True, 128, 64), (10, "grouped_m:4", True, 64, 64),
                                (4, "row_major", True, 128, 128), (4, "grouped_m:4", True, 128, 128),
                                (3, "row_major", True, 128, 128)]
+    fixed["xpass"] = [(4, "row_major", True, 128, 128), (4, "grouped_m:4", True, 128, 128), (3, "row_major", True, 128, 128)]
     return fixed
 
 
@@ -72,6 +75,12 @@ class Handle:
     def __call__(self):
         stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
         if getattr(self.lib, self.prefix + "_run")(ctypes.c_void_p(self.handle), stream, self.err, 1024):
+            raise RuntimeError(self.err.value.decode())
+
+    def gemm_only(self):
+        """The MXFP8 GEMM kernel without xpass's pass over X (tilesim_mxfp8_gemm_run_part)."""
+        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+        if self.lib.tilesim_mxfp8_gemm_run_part(ctypes.c_void_p(self.handle), 1, stream, self.err, 1024):
             raise RuntimeError(self.err.value.decode())
 
     def close(self):
@@ -185,7 +194,8 @@ def shape_record(name, tokens, n, k, bf16_cfg, libs, reps, warmup):
     one = torch.ones((), device="cuda", dtype=torch.float32)
     x8 = x.to(torch.float8_e4m3fn)
     w8 = w[0].to(torch.float8_e4m3fn)
-    fns = {"promote": ours["promote"], "dequantize": ours["dequantize"], "transposed": ours["transposed"], "bf16": bf16,
+    fns = {"promote": ours["promote"], "dequantize": ours["dequantize"], "transposed": ours["transposed"],
+           "xpass": ours["xpass"], "xpass_gemm": ours["xpass"].gemm_only, "bf16": bf16,
            "scaled_mm": lambda: torch._scaled_mm(x8, w8.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16),
            "layer_mxfp8": lambda: (quantize_x(), ours[faster]()), "quantize_x": quantize_x}
     med = interleaved_medians(fns, reps, warmup)
@@ -203,6 +213,7 @@ def shape_record(name, tokens, n, k, bf16_cfg, libs, reps, warmup):
         "scaled_mm_per_tensor_tflops": tflops(med["scaled_mm"]), "scaled_mm_median_ms": round(med["scaled_mm"], 4),
         "layer_scheme": faster, "layer_mxfp8_ms": round(med["layer_mxfp8"], 4),
         "quantize_x_ms": round(med["quantize_x"], 4), "layer_vs_bf16": round(med["bf16"] / med["layer_mxfp8"], 3),
+        "xpass_gemm_only_ms": round(med["xpass_gemm"], 4),
         "selection_round_tflops": {c: tflops(v) for c, v in selection.items()},
         "accuracy": accuracy,
     })
@@ -224,10 +235,12 @@ def main():
     mx_lib, gg_lib = ctypes.CDLL(args.mxfp8_lib), ctypes.CDLL(args.bf16_lib)
     mx_lib.tilesim_mxfp8_quantize.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_longlong] * 2 + [ctypes.c_int] * 4 + [
         ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+    mx_lib.tilesim_mxfp8_gemm_run_part.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p,
+                                                   ctypes.c_int]
     wanted = set(filter(None, args.shapes.split(",")))
     records = []
-    print(f"{'shape':20} {'promote':>7} {'dequant':>7} {'transp':>7} {'bf16':>7} {'best/bf16':>9} {'scaled_mm':>9} "
-          f"{'layer/bf16':>10} | err vs dequantised (a, b, t), vs bf16 inputs (a, b, t)")
+    print(f"{'shape':20} {'promote':>7} {'dequant':>7} {'transp':>7} {'xpass':>7} {'bf16':>7} {'best/bf16':>9} "
+          f"{'scaled_mm':>9} {'layer/bf16':>10} | err vs dequantised (a, b, t, x), vs bf16 inputs (a, b, t, x)")
     for name, tokens, n, k, cfg in SHAPES:
         if wanted and name not in wanted:
             continue
@@ -235,7 +248,7 @@ def main():
         records.append(r)
         a = r["accuracy"]
         print(f"{name:20} {r['promote_tflops']:7.1f} {r['dequantize_tflops']:7.1f} {r['transposed_tflops']:7.1f} "
-              f"{r['bf16_tflops']:7.1f} {r['winner_vs_bf16']:9.3f} {r['scaled_mm_per_tensor_tflops']:9.1f} "
+              f"{r['xpass_tflops']:7.1f} {r['bf16_tflops']:7.1f} {r['winner_vs_bf16']:9.3f} {r['scaled_mm_per_tensor_tflops']:9.1f} "
               f"{r['layer_vs_bf16']:10.3f} | "
               + ", ".join(str(a[f"{s}_vs_fp32_of_dequantised_rel"]) for s in SCHEMES) + ", "
               + ", ".join(str(a[f"{s}_vs_fp32_of_bf16_inputs_rel"]) for s in SCHEMES), flush=True)

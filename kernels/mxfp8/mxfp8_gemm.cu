@@ -7,6 +7,7 @@
 
 #include "kernels/common/expert_tiles.h"
 #include "kernels/common/tensor_maps.h"
+#include "kernels/mxfp8/mxfp8.h"
 #include "kernels/mxfp8/mxfp8_dequantize_kernel.cuh"
 #include "kernels/mxfp8/mxfp8_transposed_launch.h"
 
@@ -76,7 +77,8 @@ bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 
 } // namespace
 
 std::string mxfp8_gemm_unsupported_reason(int tile_m, int tile_n, int tile_k, int stages, Mxfp8GemmScheme scheme) {
-  if (scheme == Mxfp8GemmScheme::transposed) return mxfp8_transposed::unsupported_reason(tile_m, tile_n, tile_k, stages);
+  if (scheme == Mxfp8GemmScheme::transposed || scheme == Mxfp8GemmScheme::xpass)
+    return mxfp8_transposed::unsupported_reason(tile_m, tile_n, tile_k, stages, scheme == Mxfp8GemmScheme::xpass);
   if (tile_m != kBlockM) return "tile_m = " + std::to_string(tile_m) + " is not supported; use 128";
   // A 256-wide tile would need 128 accumulators and 128 temporaries per thread: more than 232 registers.
   if (tile_n != kBlockN) return "tile_n = " + std::to_string(tile_n) + " is not supported; use 128";
@@ -103,8 +105,12 @@ struct Mxfp8GroupedGemm::Impl {
   Mxfp8GemmProblem problem;
   TensorMaps maps{};
   Params params{};
-  mxfp8_transposed::Launch transposed; // the transposed scheme's maps, parameters and grid
+  mxfp8_transposed::Launch transposed; // the transposed schemes' maps, parameters and grid
   int* device_offsets = nullptr;
+  void* x_bf16 = nullptr;      // xpass: X dequantised, [total_tokens, k] bf16
+  const void* x = nullptr;     // xpass: the pass's FP8 X and its scales
+  const void* x_scales = nullptr;
+  int sm_count = 0;
   int tiles = 0, grid = 0, total_tokens = 0;
 };
 
@@ -114,9 +120,10 @@ Mxfp8GroupedGemm::Mxfp8GroupedGemm(const Mxfp8GemmProblem& problem, const void* 
   Impl& m = *impl_;
   m.problem = problem;
   require(problem.scheme == Mxfp8GemmScheme::promote || problem.scheme == Mxfp8GemmScheme::dequantize ||
-              problem.scheme == Mxfp8GemmScheme::transposed,
+              problem.scheme == Mxfp8GemmScheme::transposed || problem.scheme == Mxfp8GemmScheme::xpass,
           "scheme is not an Mxfp8GemmScheme");
-  const bool transposed = problem.scheme == Mxfp8GemmScheme::transposed;
+  const bool xpass = problem.scheme == Mxfp8GemmScheme::xpass;
+  const bool transposed = problem.scheme == Mxfp8GemmScheme::transposed || xpass;
   const int tile_m = transposed ? problem.tile_tokens : kBlockM, tile_n = transposed ? problem.tile_channels : kBlockN;
   const std::string reason = mxfp8_gemm_unsupported_reason(tile_m, tile_n, kBlockK, problem.stages, problem.scheme);
   require(reason.empty(), reason);
@@ -146,7 +153,14 @@ Mxfp8GroupedGemm::Mxfp8GroupedGemm(const Mxfp8GemmProblem& problem, const void* 
     check_cuda(cudaMemcpy(m.device_offsets, space.offsets.data(), space.offsets.size() * sizeof(int),
                           cudaMemcpyHostToDevice),
                "cudaMemcpy(offsets)");
-    m.transposed = mxfp8_transposed::make_launch(problem, space, m.device_offsets, x, x_scales, w, w_scales, y, sm_count);
+    if (xpass && m.total_tokens > 0) {
+      check_cuda(cudaMalloc(&m.x_bf16, static_cast<std::size_t>(m.total_tokens) * problem.k * 2), "cudaMalloc(bf16 X)");
+      m.x = x;
+      m.x_scales = x_scales;
+      m.sm_count = sm_count;
+    }
+    m.transposed = mxfp8_transposed::make_launch(problem, space, m.device_offsets, xpass ? m.x_bf16 : x, x_scales, w,
+                                                 w_scales, y, sm_count);
     m.grid = m.transposed.grid;
     return;
   }
@@ -194,12 +208,20 @@ Mxfp8GroupedGemm::Mxfp8GroupedGemm(const Mxfp8GemmProblem& problem, const void* 
 
 Mxfp8GroupedGemm::~Mxfp8GroupedGemm() {
   if (impl_ && impl_->device_offsets) cudaFree(impl_->device_offsets); // no throw from a destructor
+  if (impl_ && impl_->x_bf16) cudaFree(impl_->x_bf16);
 }
 
 void Mxfp8GroupedGemm::run(cudaStream_t stream, TileTrace* trace) const {
   const Impl& m = *impl_;
+  if (m.x_bf16)
+    mxfp8_dequantize(Mxfp8Element::e4m3, m.x, m.x_scales, m.x_bf16, m.total_tokens, m.problem.k, m.sm_count, stream);
+  run_gemm(stream, trace);
+}
+
+void Mxfp8GroupedGemm::run_gemm(cudaStream_t stream, TileTrace* trace) const {
+  const Impl& m = *impl_;
   if (m.tiles == 0) return;
-  if (m.problem.scheme == Mxfp8GemmScheme::transposed) {
+  if (m.problem.scheme == Mxfp8GemmScheme::transposed || m.problem.scheme == Mxfp8GemmScheme::xpass) {
     mxfp8_transposed::run(m.transposed, stream, trace);
     return;
   }

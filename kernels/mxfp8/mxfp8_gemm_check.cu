@@ -1,4 +1,4 @@
-// mxfp8_gemm_check: the MXFP8 grouped GEMM, every scheme (promote, dequantize, transposed), against the CPU
+// mxfp8_gemm_check: the MXFP8 grouped GEMM, every scheme (promote, dequantize, transposed, xpass), against the CPU
 // reference of the dequantised operands (mxfp8_gemm_reference.h), every output element; and the
 // dequantize scheme's conversion on the GPU, every element byte at every scale byte, bit for bit
 // against the OCP-spec reference (the CPU test runs the same code on the host). Random E4M3 elements (every finite code), random
@@ -338,6 +338,31 @@ int main(int argc, char** argv) {
       {"transposed 128x128 E=4 x 128 n=256 k=1024 3 persistent CTAs", std::vector<int>(4, 128), 256, 1024, "grouped_m:4",
        true, 3, Scales::moderate, false, tr, 128, 128, 3},
   };
+  // xpass: the dequantiser's pass over X, then the 128 x 128 transposed tile on its bf16 X; the 128 x 128
+  // cases again (one operand all 1.0, ragged experts with an n tail and a zero-token expert, adversarial and
+  // NaN scales, NaN element codes, persistent CTAs running several tiles so that the ring's stages are
+  // released across tiles, one CTA per tile), at 2, 3 and 4 stages.
+  const auto xp = tk::Mxfp8GemmScheme::xpass;
+  const std::vector<Case> xpass_cases = {
+      {"xpass unit X 128x128x128", {128}, 128, 128, "row_major", true, 4, Scales::unit_x, true, xp, 128, 128},
+      {"xpass unit W 128x128x128", {128}, 128, 128, "row_major", true, 4, Scales::unit_w, true, xp, 128, 128},
+      {"xpass ragged E=5 n=232 k=640 grouped_n:4", {128, 1, 200, 0, 77}, 232, 640, "grouped_n:4", true, 3,
+       Scales::moderate, true, xp, 128, 128},
+      {"xpass E=4 x 128 n=512 k=2048 one CTA per tile", std::vector<int>(4, 128), 512, 2048, "hilbert", false, 4,
+       Scales::moderate, false, xp, 128, 128},
+      {"xpass adversarial scales E=2 n=256 k=1024", {130, 70}, 256, 1024, "row_major", true, 2, Scales::adversarial,
+       true, xp, 128, 128},
+      {"xpass adversarial scales E=3 n=256 k=1536 3 persistent CTAs", {200, 0, 57}, 256, 1536, "expert_major:2", true, 3,
+       Scales::adversarial, true, xp, 128, 128, 3},
+      {"xpass NaN elements E=3 n=256 k=1024 3 persistent CTAs", {128, 130, 70}, 256, 1024, "grouped_m:4", true, 3,
+       Scales::nan_elements, true, xp, 128, 128, 3},
+      {"xpass NaN elements E=3 n=256 k=1024 one tile per CTA", {128, 130, 70}, 256, 1024, "grouped_m:4", false, 2,
+       Scales::nan_elements, false, xp, 128, 128},
+      {"xpass E=4 x 128 n=256 k=1024 3 persistent CTAs 4 stages", std::vector<int>(4, 128), 256, 1024, "grouped_m:4",
+       true, 4, Scales::moderate, true, xp, 128, 128, 3},
+      {"xpass E=3 n=256 k=1152 2 persistent CTAs 2 stages", {128, 130, 70}, 256, 1152, "serpentine", true, 2,
+       Scales::moderate, false, xp, 128, 128, 2},
+  };
   std::mt19937_64 rng(20);
   bool ok = conversion_every_byte();
   for (const Case& c : cases)
@@ -346,6 +371,8 @@ int main(int argc, char** argv) {
     if (!quick || c.quick) ok = run_case(c, sms, rng) && ok;
   for (const Case& c : transposed_cases)
     if (!quick || c.quick) ok = run_case(c, sms, rng) && ok;
+  for (const Case& c : xpass_cases)
+    if (!quick || c.quick) ok = run_case(c, sms, rng) && ok;
   ok = refuses(1000, 4, "multiple of 32") && ok;
   ok = refuses(544, 4, "multiple of 128") && ok;
   ok = refuses(1024, 6, "stages = 6") && ok;
@@ -353,6 +380,8 @@ int main(int argc, char** argv) {
   ok = refuses(1024, 6, "use a multiple of 4", tr) && ok;
   ok = refuses(1024, 5, "use 2..4", tr, 128, 128) && ok;
   ok = refuses(1024, 4, "or 128 with 128 tokens", tr, 64, 128) && ok;
+  ok = refuses(1024, 5, "not supported by the xpass scheme; use 2..4", xp, 128, 128) && ok;
+  ok = refuses(1024, 4, "use tile_m 128 and tile_n 128", xp, 16, 64) && ok;
   std::printf("%s\n", ok ? "PASS" : "FAIL");
   return ok ? 0 : 1;
 }

@@ -111,8 +111,8 @@ template <class Shape> struct SharedRing {
 
 // Thread 0 prefetches the tensor maps and initialises the ring's barriers (full: the producer's one
 // arrival with the stage's bytes; empty: `consumer_warps` warps' arrivals); then every thread sees them.
-template <class Shape>
-__device__ __forceinline__ void init_ring(const SharedRing<Shape>& ring, const TensorMaps& maps, int consumer_warps) {
+template <class Ring>
+__device__ __forceinline__ void init_ring(const Ring& ring, const TensorMaps& maps, int consumer_warps) {
   if (threadIdx.x == 0) {
     ptx::prefetch_tensor_map(&maps.x);
     ptx::prefetch_tensor_map(&maps.w);

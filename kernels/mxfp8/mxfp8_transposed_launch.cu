@@ -1,8 +1,10 @@
-// Host launcher of the MXFP8 GEMM's transposed scheme: picks the compiled instantiation for the
-// tile's token and channel counts, raises its shared memory, sizes the grid, launches.
+// Host launcher of the MXFP8 GEMM's transposed schemes: picks the compiled instantiation for the
+// tile's token and channel counts (and X's type: FP8, or bf16 from the dequantiser's pass), raises
+// its shared memory, sizes the grid, launches.
 #include "kernels/mxfp8/mxfp8_transposed_launch.h"
 
 #include "kernels/mxfp8/mxfp8_transposed_wide_kernel.cuh"
+#include "kernels/mxfp8/mxfp8_transposed_xpass_kernel.cuh"
 
 #include <algorithm>
 #include <cstdint>
@@ -44,8 +46,10 @@ template <class TileShapeT, void (*Kernel)(TensorMaps, Params)> struct Instance 
 
 template <int T> using Narrow = Instance<TileShape<T>, mxfp8_transposed_kernel<T>>;
 using Wide = Instance<WideShape, mxfp8_transposed_wide_kernel>;
+using XPass = Instance<XPassShape, mxfp8_transposed_xpass_kernel>;
 
-template <class F> auto dispatch(int tile_tokens, int tile_channels, F&& f) {
+template <class F> auto dispatch(int tile_tokens, int tile_channels, bool x_bf16, F&& f) {
+  if (x_bf16) return f(XPass{});
   if (tile_channels == WideShape::channels) return f(Wide{});
   switch (tile_tokens) {
   case 16: return f(Narrow<16>{});
@@ -55,21 +59,33 @@ template <class F> auto dispatch(int tile_tokens, int tile_channels, F&& f) {
   }
 }
 
-int shared_bytes(int tile_tokens, int tile_channels, int stages) {
-  return dispatch(tile_tokens, tile_channels,
+int shared_bytes(int tile_tokens, int tile_channels, bool x_bf16, int stages) {
+  return dispatch(tile_tokens, tile_channels, x_bf16,
                   [&](auto instance) { return decltype(instance)::Shape::shared_bytes(stages); });
 }
 
 // Stages a CTA of this tile may run: a multiple of `step` from `step` up to what shared memory holds.
-int most_stages(int tile_tokens, int tile_channels, int step) {
+int most_stages(int tile_tokens, int tile_channels, int step, bool x_bf16 = false) {
   int most = step;
-  while (shared_bytes(tile_tokens, tile_channels, most + step) <= kMaxSharedBytes) most += step;
+  while (shared_bytes(tile_tokens, tile_channels, x_bf16, most + step) <= kMaxSharedBytes) most += step;
   return most;
 }
 
 } // namespace
 
-std::string unsupported_reason(int tile_m, int tile_n, int tile_k, int stages) {
+std::string unsupported_reason(int tile_m, int tile_n, int tile_k, int stages, bool x_bf16) {
+  if (x_bf16) {
+    if (tile_m != XPassShape::block_tokens || tile_n != XPassShape::channels)
+      return "tile " + std::to_string(tile_m) + " x " + std::to_string(tile_n) +
+             " is not supported by the xpass scheme; use tile_m 128 and tile_n 128 (two consumers of 64 channels)";
+    if (tile_k != kBlockK)
+      return "tile_k = " + std::to_string(tile_k) + " is not supported; use 128 (four MX blocks, one 128-byte swizzle row)";
+    const int most = most_stages(tile_m, tile_n, 1, true);
+    if (stages < 2 || stages > most)
+      return "stages = " + std::to_string(stages) + " is not supported by the xpass scheme; use 2.." +
+             std::to_string(most) + " (a stage is 16 KB of FP8 W and 32 KB of bf16 X)";
+    return {};
+  }
   if (tile_m != 16 && tile_m != 32 && tile_m != 64 && tile_m != 128)
     return "tile_m (tokens per tile) = " + std::to_string(tile_m) +
            " is not supported by the transposed scheme; use 16, 32, 64 or 128 (wgmma's N)";
@@ -92,7 +108,7 @@ std::string unsupported_reason(int tile_m, int tile_n, int tile_k, int stages) {
            "-token tiles; use a multiple of " + std::to_string(consumers) +
            " (that many consumers split K, one stage each in turn)";
   const int most = most_stages(tile_m, tile_n, consumers);
-  if (stages < consumers || shared_bytes(tile_m, tile_n, stages) > kMaxSharedBytes)
+  if (stages < consumers || shared_bytes(tile_m, tile_n, false, stages) > kMaxSharedBytes)
     return "stages = " + std::to_string(stages) + " is not supported for " + std::to_string(tile_m) +
            "-token tiles; use " + std::to_string(consumers) + ".." + std::to_string(most) +
            " (shared memory holds at most that many)";
@@ -104,15 +120,19 @@ Launch make_launch(const Mxfp8GemmProblem& problem, const ExpertTiles& space, co
   Launch l;
   l.tile_tokens = problem.tile_tokens;
   l.tile_channels = problem.tile_channels;
-  const int resident = dispatch(problem.tile_tokens, problem.tile_channels,
+  l.x_bf16 = problem.scheme == Mxfp8GemmScheme::xpass;
+  const int resident = dispatch(problem.tile_tokens, problem.tile_channels, l.x_bf16,
                                 [&](auto instance) { return decltype(instance)::resident_per_sm(problem.stages); });
   if (resident < 1)
     throw KernelError("Mxfp8GemmProblem: no CTA with " + std::to_string(problem.stages) +
                       " stages fits on an SM; use fewer stages");
   l.grid = problem.persistent ? std::max(1, std::min(space.tiles, sm_count * resident)) : space.tiles;
   if (space.total_tokens > 0) {
-    l.maps.x = make_byte_tensor_map_2d(x, static_cast<uint64_t>(space.total_tokens), problem.k, problem.tile_tokens,
-                                       kBlockK);
+    // xpass: x is the dequantiser's bf16 X, read in [tokens x 64] boxes (128 bytes a row, as the FP8 boxes).
+    l.maps.x = l.x_bf16 ? make_bf16_tensor_map_2d(x, static_cast<uint64_t>(space.total_tokens), problem.k,
+                                                  problem.tile_tokens, kBlockK / 2)
+                        : make_byte_tensor_map_2d(x, static_cast<uint64_t>(space.total_tokens), problem.k,
+                                                  problem.tile_tokens, kBlockK);
     l.maps.w = make_byte_tensor_map_2d(w, static_cast<uint64_t>(problem.experts) * problem.n, problem.k,
                                        problem.tile_channels, kBlockK);
   }
@@ -135,7 +155,7 @@ Launch make_launch(const Mxfp8GemmProblem& problem, const ExpertTiles& space, co
 void run(const Launch& launch, cudaStream_t stream, TileTrace* trace) {
   Params p = launch.params;
   p.trace = trace;
-  dispatch(launch.tile_tokens, launch.tile_channels,
+  dispatch(launch.tile_tokens, launch.tile_channels, launch.x_bf16,
            [&](auto instance) { decltype(instance)::launch(launch.maps, p, launch.grid, stream); });
 }
 

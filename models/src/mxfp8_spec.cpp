@@ -25,7 +25,8 @@ constexpr Named<Mxfp8ScaleRule> kRules[] = {{Mxfp8ScaleRule::floor, "floor"}, {M
 constexpr Named<Mxfp8Element> kElements[] = {{Mxfp8Element::e4m3, "e4m3"}, {Mxfp8Element::e5m2, "e5m2"}};
 constexpr Named<BlockScaleScheme> kSchemes[] = {{BlockScaleScheme::promote, "promote"},
                                                 {BlockScaleScheme::dequantize, "dequantize"},
-                                                {BlockScaleScheme::transposed, "transposed"}};
+                                                {BlockScaleScheme::transposed, "transposed"},
+                                                {BlockScaleScheme::xpass, "xpass"}};
 constexpr std::string_view kBlockScaleKeys[] = {"scheme", "block", "element"};
 
 template <typename Enum, std::size_t N> std::string name_of(const Named<Enum> (&names)[N], Enum value) {

@@ -8,7 +8,9 @@
 //    on its N, X converted into a bf16 copy per consumer, consumer warpgroups splitting K on
 //    64-channel tiles and adding their sums at the end (the mixed-input kernel's structure); or, on
 //    128 x 128 tiles, two consumers of 64 channels each over all of K sharing one bf16 X copy per
-//    stage (three in rotation).
+//    stage (three in rotation);
+//  - xpass: the 128 x 128 transposed tile on X dequantised to bf16 by a pass before the GEMM
+//    (mxfp8_transposed_xpass_kernel.cuh): X's boxes are bf16 and carry no scales, W is converted alone.
 // Every K step costs the SM what one 128-deep stage costs the kernel's CTA with its operands in L2,
 // measured by running the kernel itself at two depths (the profile's mxfp8_stage_ns, kernels/
 // mxfp8/mxfp8_stage_rate.cu): waits, scale loads, conversion or promotion, wgmma, barriers and
@@ -50,9 +52,20 @@ constexpr Address kScaleBase = kHeapBase + (Address{1} << 38);
 // 64 or 128 (kernels/mxfp8/mxfp8_transposed_kernel.cuh, transposed_consumers).
 int transposed_consumers(int tile_m) { return tile_m <= 32 ? 4 : 2; }
 
+// The operands the GEMM kernel reads: xpass's X is the pass's bf16 copy, W stays FP8 (its scales are
+// this model's own boxes).
+KernelSpec operand_spec(const KernelSpec& spec) {
+  if (spec.block_scale.scheme != BlockScaleScheme::xpass) return spec;
+  KernelSpec s = spec;
+  s.a_dtype = Dtype::bf16;
+  s.b_dtype = Dtype::fp8_e4m3;
+  return s;
+}
+
 class Mxfp8GemmModel final : public KernelModel {
 public:
-  Mxfp8GemmModel(const KernelSpec& spec, const GpuProfile& gpu) : spec_(spec), base_(make_gemm_model(spec, gpu)) {
+  Mxfp8GemmModel(const KernelSpec& spec, const GpuProfile& gpu)
+      : spec_(spec), base_(make_gemm_model(operand_spec(spec), gpu)) {
     if (spec.tile.k % kScaleBlock != 0)
       throw SpecError(spec.source, "tile.k", "is " + std::to_string(spec.tile.k) + ", not whole MX blocks of 32",
                       "use a multiple of 32 (the kernel: 128)");
@@ -77,6 +90,16 @@ public:
       mma_cycles_ = 2.0 * outputs * spec.tile.k / gpu.tensor.bf16;
       stage_ns = measured.dequantize * outputs / (128.0 * 128);
       resources_.shared_memory_bytes += 2 * spec.tile.n * spec.tile.k * 2; // converted B, double-buffered
+      break;
+    case BlockScaleScheme::xpass:
+      if (spec.tile.m != 128 || spec.tile.n != kWideChannels || spec.tile.k != kStageK)
+        throw SpecError(spec.source, "tile", "is " + std::to_string(spec.tile.m) + "x" + std::to_string(spec.tile.n) +
+                                               "x" + std::to_string(spec.tile.k) +
+                                               ", which the xpass scheme's kernel is not built for",
+                        "use 128 x 128 x 128");
+      mma_cycles_ = 2.0 * outputs * spec.tile.k / gpu.tensor.bf16;
+      stage_ns = measured.xpass;
+      epilogue_cycles_ = kTransposedEpilogueInstructionsPerElement * outputs / (32.0 * gpu.sm.warp_schedulers);
       break;
     case BlockScaleScheme::transposed: {
       const bool wide = spec.tile.n == kWideChannels && spec.tile.m == 128;
@@ -142,7 +165,8 @@ public:
     const auto sector = static_cast<ByteCount>(std::min(kSectorBytes, scale_cols_ - first_block));
     const Address x_first = static_cast<Address>(first_token + t.local_row * spec_.tile.m);
     const Address w_first = static_cast<Address>(t.expert) * spec_.n + static_cast<Address>(t.col) * spec_.tile.n;
-    if (x_rows > 0) out.push_back({Operand::a, {kScaleBase + x_first * stride + first_block, sector, stride, x_rows}});
+    if (x_rows > 0 && spec_.block_scale.scheme != BlockScaleScheme::xpass)
+      out.push_back({Operand::a, {kScaleBase + x_first * stride + first_block, sector, stride, x_rows}});
     if (w_rows > 0) out.push_back({Operand::b, {w_scale_base_ + w_first * stride + first_block, sector, stride, w_rows}});
   }
 

@@ -12,7 +12,9 @@ K 7168), dense 4096^3, a Zipf-routed batch and a short-K one, several orders, ri
 grid modes; the same shapes again in the dequantize scheme (3 stages, the only depth its shared memory
 allows), so that the model's pick of scheme per shape can be scored; and the transposed scheme (tile.m
 tokens x 64 channels x 128, or 128 x 128 x 128; no clusters) on the memory-bound and a few other shapes, two more
-decode-like ones (one expert x 16 tokens, N = K = 8192; 8 experts x 64 tokens) among them. Which ones are held back follows the README's split rule (FNV-1a of the id), not this list.
+decode-like ones (one expert x 16 tokens, N = K = 8192; 8 experts x 64 tokens) among them; the xpass scheme (X
+dequantised by a pass, then the 128 x 128 transposed tile: both kernels timed together) on the 128 x 128
+tile's shapes and two compute-bound ones. Which ones are held back follows the README's split rule (FNV-1a of the id), not this list.
 """
 import json
 import pathlib
@@ -38,7 +40,7 @@ CONFIGS += [quantiser(r, c, axis, "round_up", "e5m2") for r, c in ((16384, 7168)
 
 
 def gemm(name, experts, n, k, order, persistent=True, stages=4, scheme="promote", tile_m=128, tile_n=64):
-    transposed = scheme == "transposed"
+    transposed = scheme in ("transposed", "xpass")
     # transposed: a producer warpgroup and 4 consumers at 16 or 32 tokens per tile, 2 at 64 or 128 (also on
     # 128 x 128 tiles: tile_n 128).
     warps = 4 * (1 + (4 if tile_m <= 32 else 2)) if transposed else 12
@@ -52,8 +54,8 @@ def gemm(name, experts, n, k, order, persistent=True, stages=4, scheme="promote"
     else:
         spec["experts"] = experts
     mode = "p" if persistent else "g"
-    suffix = {"promote": "", "dequantize": "_deq", "transposed": "_tr"}[scheme]
-    tile = (f"_t{tile_m}" + (f"n{tile_n}" if tile_n != 64 else "")) if transposed else ""
+    suffix = {"promote": "", "dequantize": "_deq", "transposed": "_tr", "xpass": "_xp"}[scheme]
+    tile = (f"_t{tile_m}" + (f"n{tile_n}" if tile_n != 64 else "")) if scheme == "transposed" else ""
     return f"g_{name}{tile}_s{stages}_{mode}_{order.replace(':', '')}{suffix}", spec
 
 
@@ -118,6 +120,19 @@ CONFIGS += [gemm(*args, **options, scheme="transposed") for args, options in [
     (("zipf64", ZIPF, 2048, 7168, "grouped_m:8"), {"tile_m": 128, "tile_n": 128, "stages": 4}),
     (("e64x512", [512] * 64, 2048, 7168, "grouped_m:4"), {"tile_m": 128, "tile_n": 128, "stages": 4}),
     (("dense4096", [4096], 4096, 4096, "grouped_m:8"), {"tile_m": 128, "tile_n": 128, "stages": 4}),
+]]
+
+# xpass: 128 x 128 x 128 tiles only (kernels/mxfp8/mxfp8_transposed_xpass_kernel.cuh).
+CONFIGS += [gemm(*args, **options, scheme="xpass", tile_m=128, tile_n=128) for args, options in [
+    (("e128x128", [128] * 128, 2048, 7168, "row_major"), {"stages": 4}),
+    (("e128x128", [128] * 128, 2048, 7168, "grouped_m:4"), {"stages": 4}),
+    (("e128x128", [128] * 128, 2048, 7168, "row_major"), {"stages": 3}),
+    (("e128x128", [128] * 128, 2048, 7168, "serpentine"), {"stages": 4, "persistent": False}),
+    (("zipf64", ZIPF, 2048, 7168, "grouped_m:8"), {"stages": 4}),
+    (("e64x512", [512] * 64, 2048, 7168, "grouped_m:4"), {"stages": 4}),
+    (("dense4096", [4096], 4096, 4096, "grouped_m:8"), {"stages": 4}),
+    (("dense8192", [8192], 8192, 8192, "grouped_m:8"), {"stages": 4}),
+    (("e8x2048_n4096", [2048] * 8, 4096, 7168, "grouped_m:4"), {"stages": 4}),
 ]]
 
 if __name__ == "__main__":

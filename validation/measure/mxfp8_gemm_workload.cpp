@@ -31,6 +31,7 @@ kernels::Mxfp8GemmScheme scheme_of(const KernelSpec& s) {
   switch (s.block_scale.scheme) {
   case BlockScaleScheme::dequantize: return kernels::Mxfp8GemmScheme::dequantize;
   case BlockScaleScheme::transposed: return kernels::Mxfp8GemmScheme::transposed;
+  case BlockScaleScheme::xpass: return kernels::Mxfp8GemmScheme::xpass;
   default: return kernels::Mxfp8GemmScheme::promote;
   }
 }
@@ -47,7 +48,7 @@ void check_spec(const KernelSpec& s) {
   require(s.a_layout == MatrixLayout::row && s.b_layout == MatrixLayout::col, n, "layout",
           "the kernel computes Y = X * W^T with both K-contiguous; use {\"a\": \"row\", \"b\": \"col\"}");
   require(s.load == LoadPath::tma, n, "load", "the kernel loads with TMA; use \"tma\"");
-  if (s.block_scale.scheme == BlockScaleScheme::transposed) {
+  if (s.block_scale.scheme == BlockScaleScheme::transposed || s.block_scale.scheme == BlockScaleScheme::xpass) {
     const int warps = transposed_warps(s.tile.m);
     require(s.warps == warps, n, "warps",
             "the transposed kernel runs " + std::to_string(warps / 4) + " warpgroups at tile.m " +
@@ -111,7 +112,8 @@ public:
       p.order = spec.order;
       p.scheme = scheme_of(spec);
       p.tile_tokens = spec.tile.m;
-      if (p.scheme == kernels::Mxfp8GemmScheme::transposed) p.tile_channels = spec.tile.n;
+      if (p.scheme == kernels::Mxfp8GemmScheme::transposed || p.scheme == kernels::Mxfp8GemmScheme::xpass)
+        p.tile_channels = spec.tile.n;
       gemm_ = std::make_unique<kernels::Mxfp8GroupedGemm>(p, x_.get(), x_scales_.get(), w_.get(), w_scales_.get(),
                                                            y_.get(), sms);
     } catch (const kernels::KernelError& e) {

@@ -1,0 +1,209 @@
+// Scheme xpass (kernels/mxfp8/NOTES.md, "X dequantised once"): the 128 x 128 transposed tile of
+// mxfp8_transposed_wide_kernel.cuh with X already in bf16. The consumer-converting kernel converts
+// X's 128 tokens again for every 128 channels (16 times per expert at N 2048); here the committed
+// dequantiser (mxfp8_dequantize, one pass over X: Mxfp8GroupedGemm::run enqueues it first) converts
+// X once, and TMA brings each stage's bf16 X (two [128 tokens x 64] boxes, 128-byte swizzle: the
+// layout the other kernel's consumers write) beside W's FP8 rows. The consumers convert only W, into
+// register-A fragments, in the same two halves of four k16 steps, each converted while the group
+// before it runs:
+//   wait group (g-1, first half) -> convert W's first half -> issue, commit
+//   wait group (g-1, second half) -> release stage g-1 -> convert W's second half -> issue, commit
+// No X conversion, no X stores, no barrier between the consumers; a stage goes back to the producer
+// once both consumers' wgmma groups that read its X have completed (one stage later than W alone
+// would allow), so the ring is 48 KB a stage (16 KB of W, 32 KB of X) and holds at most four.
+#pragma once
+
+#include "kernels/mxfp8/mxfp8_transposed_wide_kernel.cuh"
+
+namespace tilesim::kernels::mxfp8_transposed {
+
+struct XPassShape {
+  static constexpr int block_tokens = WideShape::block_tokens;
+  static constexpr int channels = WideShape::channels;
+  static constexpr int consumers = WideShape::consumers;
+  static constexpr int threads = WideShape::threads;
+  static constexpr int w_bytes = channels * kBlockK;                      // FP8
+  static constexpr int x_half_bytes = WideShape::x_half_bytes;            // bf16 [tokens x 64]: one TMA box
+  static constexpr int x_bytes = 2 * x_half_bytes;                        // bf16
+  static constexpr int stage_bytes = w_bytes + x_bytes;
+  static constexpr int accumulators = WideShape::accumulators;
+  static constexpr int consumer_w_bytes = WideShape::consumer_w_bytes;
+  static constexpr int shared_bytes(int stages) { return 1024 + stages * (stage_bytes + 16); }
+};
+
+// W stages, then X's bf16 stages, each 1024-byte aligned (the swizzle atoms); then the barriers.
+struct XPassRing {
+  uint8_t* base;
+  int stages;
+  __device__ XPassRing(uint8_t* raw, int stages_)
+      : base(reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023))),
+        stages(stages_) {}
+  __device__ uint8_t* w(int s) const { return base + s * XPassShape::w_bytes; }
+  __device__ uint8_t* x(int s) const { return base + stages * XPassShape::w_bytes + s * XPassShape::x_bytes; }
+  __device__ uint64_t* full(int s) const { return reinterpret_cast<uint64_t*>(base + stages * XPassShape::stage_bytes) + s; }
+  __device__ uint64_t* empty(int s) const { return full(stages) + s; }
+};
+
+// maps.x: bf16 [tokens, k] in boxes of 128 tokens x 64; maps.w: W's bytes in boxes of 128 x 128.
+__device__ __forceinline__ void xpass_producer_loop(const Params& p, const XPassRing& ring, const TensorMaps& maps) {
+  using Shape = XPassShape;
+  TileWalk walk(p.order, p.space);
+  RingCursor cursor;
+  int linear;
+  TileIndex tile;
+  while (walk.next(linear, tile)) {
+    const int x_row = token_rows(p.token_offsets, tile, Shape::block_tokens).first;
+    const int w_row = tile.expert * p.n + tile.col * Shape::channels; // rows past n: masked at the store
+    for (int kb = 0; kb < p.k_blocks; ++kb) {
+      const int s = cursor.stage, k0 = kb * kBlockK;
+      ptx::mbarrier_wait(ring.empty(s), cursor.phase ^ 1);
+      ptx::mbarrier_arrive_expect_tx(ring.full(s), Shape::stage_bytes);
+      ptx::tma_load_2d(ring.x(s), &maps.x, k0, x_row, ring.full(s));
+      ptx::tma_load_2d(ring.x(s) + Shape::x_half_bytes, &maps.x, k0 + 64, x_row, ring.full(s));
+      ptx::tma_load_2d(ring.w(s), &maps.w, k0, w_row, ring.full(s));
+      cursor.advance(ring.stages);
+    }
+  }
+}
+
+// A thread's two W rows' scale words (four MX blocks each) per stage, and its warp's choice of path.
+struct WScaleRows {
+  const uint32_t* row[2];
+  __device__ WScaleRows(const Params& p, const TileIndex& tile, int channel0) {
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const int channel = min(channel0 + 8 * i, p.n - 1);
+      row[i] = reinterpret_cast<const uint32_t*>(p.w_scales + (static_cast<int64_t>(tile.expert) * p.n + channel) * p.scale_cols);
+    }
+  }
+  __device__ void load(int kb, uint32_t (&words)[2]) const {
+#pragma unroll
+    for (int i = 0; i < 2; ++i) words[i] = __ldg(row[i] + kb);
+  }
+};
+
+__device__ __forceinline__ bool needs_two_steps(const uint32_t (&words)[2]) {
+  uint32_t largest = 0;
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
+#pragma unroll
+    for (int b = 0; b < 4; ++b) largest = max(largest, (words[i] >> (8 * b)) & 0xFF);
+  return __any_sync(0xFFFFFFFFu, largest > mxfp8_dequant::kSingleMultiplyMaxScale);
+}
+
+// W's k16 steps First .. First + 3 into `frag`, one or two multiplies as the warp chose.
+template <int First>
+__device__ __forceinline__ void convert_w_half_xpass(bool two_steps, uint32_t w_stage, const FragmentWords<kBlockK>& src,
+                                                     const uint32_t (&words)[2], uint32_t (&frag)[4][4]) {
+  mxfp8_dequant::BlockScale ws[2][4];
+  if (two_steps) {
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+      for (int b = 0; b < 4; ++b) ws[i][b] = scale_of<true>(words[i], b);
+    convert_w_steps<First, 4, true>(w_stage, src, ws, frag);
+  } else {
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+      for (int b = 0; b < 4; ++b) ws[i][b] = scale_of<false>(words[i], b);
+    convert_w_steps<First, 4, false>(w_stage, src, ws, frag);
+  }
+}
+
+// Each warp's arrival on stage s's `empty`: its W reads and its warpgroup's wgmma reads of X are done.
+__device__ __forceinline__ void release_stage(const XPassRing& ring, int s) {
+  __syncwarp();
+  if (threadIdx.x % 32 == 0) ptx::mbarrier_arrive(ring.empty(s));
+}
+
+// One stage of this consumer (see the header comment). `previous` is the stage whose groups were the
+// last issued (-1 at a tile's start, where none are in flight); every wgmma instruction stays outside
+// the warp's branches, as in wide_stage.
+__device__ __forceinline__ void xpass_stage(bool two_steps, uint32_t w_stage, const XPassRing& ring, int previous,
+                                            const FragmentWords<kBlockK>& src, const uint32_t (&words)[2],
+                                            uint32_t x_desc_lo, uint32_t x_desc_hi, uint32_t (&first)[4][4],
+                                            uint32_t (&second)[4][4], float (&acc)[XPassShape::accumulators]) {
+  ptx::wgmma_wait_group<1>(); // the previous stage's first group has read `first`
+  keep_fragments(first);
+  convert_w_half_xpass<0>(two_steps, w_stage, src, words, first);
+  issue_half<0>(acc, first, x_desc_lo, x_desc_hi);
+  ptx::wgmma_wait_group<1>(); // the previous stage's second group has read `second` and its X
+  keep_fragments(second);
+  if (previous >= 0) release_stage(ring, previous);
+  convert_w_half_xpass<4>(two_steps, w_stage, src, words, second);
+  issue_half<4>(acc, second, x_desc_lo, x_desc_hi);
+}
+
+__device__ __forceinline__ void xpass_consumer_loop(const Params& p, const XPassRing& ring, int consumer) {
+  using Shape = XPassShape;
+  const int t = threadIdx.x % 128, lane = t % 32;
+  const int row0 = 16 * (t / 32) + lane / 4; // consumer-local channel of fragment row 0 (and + 8)
+  const FragmentWords<kBlockK> src(row0, lane);
+  const uint64_t x_desc = ptx::smem_descriptor_sw128(ring.x(0));
+  const uint32_t x_desc_hi = static_cast<uint32_t>(x_desc >> 32);
+  const bool trace_writer = p.trace != nullptr && t == 0 && consumer == 0;
+  TileWalk walk(p.order, p.space);
+  RingCursor cursor;
+  int linear;
+  TileIndex tile;
+  float acc[Shape::accumulators];
+  uint32_t first[4][4], second[4][4];
+  while (walk.next(linear, tile)) {
+    if (trace_writer) p.trace[linear].start_ns = ptx::global_timer_ns();
+    const TokenRows rows = token_rows(p.token_offsets, tile, Shape::block_tokens);
+    const int channel0 = tile.col * Shape::channels + 64 * consumer + row0;
+    const WScaleRows scale_rows(p, tile, channel0);
+#pragma unroll
+    for (int i = 0; i < Shape::accumulators; ++i) acc[i] = 0.0f;
+    uint32_t words[2], current[2];
+    scale_rows.load(0, words);
+    int previous = -1;
+    for (int kb = 0; kb < p.k_blocks; ++kb) {
+      current[0] = words[0];
+      current[1] = words[1];
+      if (kb + 1 < p.k_blocks) scale_rows.load(kb + 1, words); // a block ahead
+      const int s = cursor.stage;
+      const bool two_steps = needs_two_steps(current);
+      ptx::mbarrier_wait(ring.full(s), cursor.phase);
+      const uint32_t w_stage = ptx::smem_addr(ring.w(s)) + consumer * Shape::consumer_w_bytes;
+      const uint32_t x_desc_lo = static_cast<uint32_t>(x_desc) + s * (Shape::x_bytes >> 4);
+      xpass_stage(two_steps, w_stage, ring, previous, src, current, x_desc_lo, x_desc_hi, first, second, acc);
+      previous = s;
+      cursor.advance(ring.stages);
+    }
+    ptx::wgmma_wait_group<0>();
+    keep_fragments(first);
+    keep_fragments(second);
+    if (previous >= 0) release_stage(ring, previous);
+#pragma unroll
+    for (int i = 0; i < Shape::accumulators; ++i) ptx::fence_operand(acc[i]);
+    const float unit_scale[2] = {1.0f, 1.0f};
+    store_transposed_tile<Shape::block_tokens>(p.y, p.n, acc, rows, channel0, unit_scale);
+    if (trace_writer) {
+      TileTrace& record = p.trace[linear];
+      record.linear = linear;
+      record.sm = static_cast<int>(ptx::sm_id());
+      record.end_ns = ptx::global_timer_ns();
+    }
+  }
+}
+
+__global__ void __launch_bounds__(XPassShape::threads, 1)
+    mxfp8_transposed_xpass_kernel(const __grid_constant__ TensorMaps maps, const Params p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ uint8_t shared_raw[];
+  const XPassRing ring(shared_raw, p.stages);
+  const int warpgroup = threadIdx.x / 128;
+  init_ring(ring, maps, 4 * XPassShape::consumers); // every consumer warp releases every stage
+  if (warpgroup == 0) {
+    ptx::setmaxnreg_dec<40>();
+    if (threadIdx.x == 0) xpass_producer_loop(p, ring, maps);
+  } else {
+    ptx::setmaxnreg_inc<232>();
+    xpass_consumer_loop(p, ring, warpgroup - 1);
+  }
+#endif
+}
+
+} // namespace tilesim::kernels::mxfp8_transposed
