@@ -48,7 +48,6 @@ __global__ void clock_probe(double* mhz) {
 
 struct Config {
   int tile_tokens;
-  int tile_n; // 64 or 128; 128 at 64 tokens: the cluster K split (a CTA pair per tile, each half of K)
   tk::ConversionPath conversion;
   tk::WeightType weight;
   int scale_group;
@@ -56,23 +55,21 @@ struct Config {
   int stage_blocks; // K blocks a ring stage carries
 };
 
-int block_k(const Config& c) { return tk::mixed_input_block_k(c.tile_tokens, c.tile_n); }
-// CTAs that run one tile: two on the cluster K split, each running half of its K blocks.
-int ctas_per_tile(const Config& c) { return tk::mixed_input_cluster_split(c.tile_tokens, c.tile_n) ? 2 : 1; }
+int block_k(int tile_n) { return tk::mixed_input_block_k(tile_n); }
 
 float median(std::vector<float> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
 
-// Median event time of `reps` launches of a problem K deep on `ctas` CTAs, after five warm-up launches.
+// Median event time of `reps` launches of a problem K deep, after five warm-up launches.
 float time_ms(const Config& c, int k, int ctas, int sms, int reps, double* clock_mhz) {
   tk::MixedInputProblem p;
   p.tokens_per_expert = {c.tile_tokens};
   p.tile_tokens = c.tile_tokens;
-  p.tile_n = c.tile_n;
-  p.tile_k = c.stage_blocks * block_k(c);
-  p.n = ctas / ctas_per_tile(c) * p.tile_n;
+  p.tile_n = c.tile_tokens >= 128 ? 128 : 64;
+  p.tile_k = c.stage_blocks * block_k(p.tile_n);
+  p.n = ctas * p.tile_n;
   p.k = k;
   p.weight = c.weight;
   p.scale_group = c.scale_group;
@@ -155,18 +152,16 @@ int main(int argc, char** argv) {
   // The kernel's shapes at the ring depths and K a stage that the dataset and the benchmark use.
   std::vector<Config> configs;
   struct Tile {
-    int tokens, tile_n, stages, stage_blocks;
+    int tokens, stages, stage_blocks;
   };
-  const Tile tiles[] = {{16, 64, 12, 1},  {32, 64, 8, 1},   {64, 64, 4, 2},  {64, 128, 3, 2},
-                        {128, 128, 5, 1}, {224, 128, 5, 1}, {256, 128, 4, 1}};
+  const Tile tiles[] = {{16, 12, 1}, {32, 8, 1}, {64, 4, 2}, {128, 5, 1}, {224, 5, 1}, {256, 4, 1}};
   for (int group : {0, 128})
     for (auto conversion : {fast, naive})
-      for (const auto& [tile, tile_n, tile_stages, tile_blocks] : tiles) { // int8, per-channel scales; uint8, group scales
+      for (const auto& [tile, tile_stages, tile_blocks] : tiles) { // int8, per-channel scales; uint8, group scales
         if (!only_tiles.empty() && std::find(only_tiles.begin(), only_tiles.end(), tile) == only_tiles.end()) continue;
         if (prmt_only && (group || conversion != fast)) continue;
-        const bool cluster_k = tk::mixed_input_cluster_split(tile, tile_n);
-        const int blocks = tile == 64 && !cluster_k && stage_blocks ? stage_blocks : tile_blocks;
-        const int tile_k = blocks * tk::mixed_input_block_k(tile, tile_n);
+        const int tile_n = tile >= 128 ? 128 : 64, blocks = tile == 64 && stage_blocks ? stage_blocks : tile_blocks;
+        const int tile_k = blocks * block_k(tile_n);
         // Without --stages: the tile's own depth, or the deepest ring below it that shared memory holds.
         int depth = stages ? stages : tile_stages;
         while (!stages && depth > 2 && !tk::mixed_input_unsupported_reason(tile, tile_n, tile_k, depth).empty()) --depth;
@@ -176,31 +171,28 @@ int main(int argc, char** argv) {
                        why.c_str());
           return 1;
         }
-        configs.push_back({tile, tile_n, conversion, group ? u8 : i8, group, depth, blocks});
+        configs.push_back({tile, conversion, group ? u8 : i8, group, depth, blocks});
       }
   // The file says how it was made (validation/data's rule): the program and its arguments.
   std::string command = "mixed_input_block_rate";
   for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
   std::printf("{\n \"command\": \"%s\",", command.c_str());
   std::printf("\n \"gpu\": \"%s\",\n \"sms\": %d,\n \"ctas\": %d,\n \"reps\": %d,\n \"unit\": \"per CTA: one K block of the tile "
-              "(block_k 128 on 64-channel tiles and 64 x 128 ones, 64 on the other 128-channel ones; tile_k: the K a ring stage "
-              "carries; 64 x 128: each CTA of a pair runs half the tile's K blocks, on ctas / 2 tiles), operands "
-              "L2-resident\",\n \"configs\": [",
+              "(block_k 128 on 64-channel tiles, 64 on 128-channel ones; tile_k: the K a ring stage carries), operands L2-resident\",\n \"configs\": [",
               prop.name, sms, sms / 4, reps);
   for (std::size_t i = 0; i < configs.size(); ++i) {
     const Config& c = configs[i];
-    const int tile_n = c.tile_n, bk = block_k(c), tile_k = c.stage_blocks * bk;
-    // W = SMs / 4 CTAs' worth of tiles x tile_n x K bytes: 17 MB at K2 on every tile, inside one L2
-    // half (25 MB); on the 64 x 128 pairs, each CTA's K blocks are half the tile's.
-    const int k1 = 8 * bk, k2 = 64 * bk, per_tile = ctas_per_tile(c), ctas = sms / 4 / per_tile * per_tile;
+    const int tile_n = c.tile_tokens >= 128 ? 128 : 64, bk = block_k(tile_n), tile_k = c.stage_blocks * bk;
+    // W = SMs / 4 x tile_n x K bytes: 17 MB at K2 on both tile widths, inside one L2 half (25 MB).
+    const int k1 = 8 * bk, k2 = 64 * bk, ctas = sms / 4;
     double mhz = 0;
     const float t1 = time_ms(c, k1, ctas, sms, reps, nullptr);
     const float t2 = time_ms(c, k2, ctas, sms, reps, &mhz);
-    const double ns = (t2 - t1) * 1e6 / ((k2 - k1) / bk / per_tile);
-    std::printf("%s\n  {\"tile_m\": %d, \"tile_n\": %d, \"ctas\": %d, \"block_k\": %d, \"tile_k\": %d, \"stages\": %d, \"weight\": "
+    const double ns = (t2 - t1) * 1e6 / ((k2 - k1) / bk);
+    std::printf("%s\n  {\"tile_m\": %d, \"tile_n\": %d, \"block_k\": %d, \"tile_k\": %d, \"stages\": %d, \"weight\": "
                 "\"%s\", \"scale_group\": %d, \"conversion\": \"%s\", \"k1\": %d, \"k2\": %d, \"ms_k1\": %.5f, "
                 "\"ms_k2\": %.5f, \"ns_per_block\": %.1f, \"sm_clock_mhz\": %.0f, \"cycles_per_block\": %.0f}",
-                i ? "," : "", c.tile_tokens, tile_n, ctas, bk, tile_k, c.stages, c.weight == i8 ? "int8" : "uint8", c.scale_group,
+                i ? "," : "", c.tile_tokens, tile_n, bk, tile_k, c.stages, c.weight == i8 ? "int8" : "uint8", c.scale_group,
                 c.conversion == fast ? "prmt" : "cvt", k1, k2, t1, t2, ns, mhz, ns * mhz * 1e-3);
     std::fflush(stdout);
   }

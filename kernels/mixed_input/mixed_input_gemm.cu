@@ -43,66 +43,33 @@ template <int T, int N, int SB, dequant::Conversion Path, bool TS = false> struc
                "cudaFuncSetAttribute(mixed_input_gemm_kernel, MaxDynamicSharedMemorySize)");
     enabled = bytes;
   }
-  // A launch of `grid` CTAs in clusters of Shape::cluster (the cluster K split's pairs).
-  static cudaLaunchConfig_t cluster_config(int grid, int shared_bytes, cudaStream_t stream,
-                                           cudaLaunchAttribute* attribute) {
-    attribute->id = cudaLaunchAttributeClusterDimension;
-    attribute->val.clusterDim.x = Shape::cluster;
-    attribute->val.clusterDim.y = 1;
-    attribute->val.clusterDim.z = 1;
-    cudaLaunchConfig_t c{};
-    c.gridDim = dim3(grid);
-    c.blockDim = dim3(Shape::threads);
-    c.dynamicSmemBytes = shared_bytes;
-    c.stream = stream;
-    c.attrs = attribute;
-    c.numAttrs = 1;
-    return c;
-  }
-  // CTAs the device holds at once (whole clusters of Shape::cluster CTAs).
-  static int resident_ctas(int stages, int sm_count) {
+  static int resident_per_sm(int stages) {
     enable_shared_memory(Shape::shared_bytes(stages));
-    int count = 0;
-    if constexpr (Shape::cluster == 1) {
-      check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&count, mixed_input::mixed_input_gemm_kernel<T, N, SB, Path, TS>,
-                                                               Shape::threads, Shape::shared_bytes(stages)),
-                 "cudaOccupancyMaxActiveBlocksPerMultiprocessor(mixed_input_gemm_kernel)");
-      return count * sm_count;
-    } else {
-      cudaLaunchAttribute attribute{};
-      const cudaLaunchConfig_t c = cluster_config(Shape::cluster, Shape::shared_bytes(stages), nullptr, &attribute);
-      check_cuda(cudaOccupancyMaxActiveClusters(&count, mixed_input::mixed_input_gemm_kernel<T, N, SB, Path, TS>, &c),
-                 "cudaOccupancyMaxActiveClusters(mixed_input_gemm_kernel)");
-      return count * Shape::cluster;
-    }
+    int blocks = 0;
+    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, mixed_input::mixed_input_gemm_kernel<T, N, SB, Path, TS>,
+                                                             Shape::threads, Shape::shared_bytes(stages)),
+               "cudaOccupancyMaxActiveBlocksPerMultiprocessor(mixed_input_gemm_kernel)");
+    return blocks;
   }
   static void launch(const TensorMaps& maps, const Params& p, const StoreMap& store, int grid, cudaStream_t stream) {
     enable_shared_memory(Shape::shared_bytes(p.stages));
-    if constexpr (Shape::cluster == 1) {
-      mixed_input::mixed_input_gemm_kernel<T, N, SB, Path, TS>
-          <<<grid, Shape::threads, Shape::shared_bytes(p.stages), stream>>>(maps, p, store);
-      check_cuda(cudaGetLastError(), "mixed_input_gemm_kernel launch");
-    } else {
-      cudaLaunchAttribute attribute{};
-      const cudaLaunchConfig_t c = cluster_config(grid, Shape::shared_bytes(p.stages), stream, &attribute);
-      check_cuda(cudaLaunchKernelEx(&c, mixed_input::mixed_input_gemm_kernel<T, N, SB, Path, TS>, maps, p, store),
-                 "cudaLaunchKernelEx(mixed_input_gemm_kernel)");
-    }
+    mixed_input::mixed_input_gemm_kernel<T, N, SB, Path, TS>
+        <<<grid, Shape::threads, Shape::shared_bytes(p.stages), stream>>>(maps, p, store);
+    check_cuda(cudaGetLastError(), "mixed_input_gemm_kernel launch");
   }
 };
 
-int block_k(int tile_tokens, int tile_n) { return mixed_input_block_k(tile_tokens, tile_n); } // TileShape::block_k
-int stage_k(const MixedInputProblem& p) { return p.tile_k ? p.tile_k : block_k(p.tile_tokens, p.tile_n); }
+int block_k(int tile_n) { return mixed_input_block_k(tile_n); } // TileShape::block_k
+int stage_k(const MixedInputProblem& p) { return p.tile_k ? p.tile_k : block_k(p.tile_n); }
 
 // Tiles whose ring stages may carry 2 or 4 K blocks (TileShape::stage_blocks, each count its own
-// instantiation): 64-token 64-channel tiles only. 16-token ones gained nothing on the decode shapes
-// from it (kernels/mixed_input/NOTES.md, stage K fixed at compile time). The cluster K split's
-// 64 x 128 tile carries 2 and only 2 (v19).
-bool multi_block_stages(int tile_tokens, int tile_n) { return tile_tokens == 64 && tile_n == 64; }
+// instantiation): 64-token tiles only. 16-token ones gained nothing on the decode shapes from it
+// (kernels/mixed_input/NOTES.md, stage K fixed at compile time).
+bool multi_block_stages(int tile_tokens) { return tile_tokens == 64; }
 
 // f(Instance<T, N, 1, 2 or 4, Path>{}) by the problem's K blocks a stage.
 template <int T, int N, dequant::Conversion Path, class F> auto by_stage_blocks(const MixedInputProblem& p, F&& f) {
-  switch (stage_k(p) / block_k(T, N)) {
+  switch (stage_k(p) / block_k(N)) {
   case 2: return f(Instance<T, N, 2, Path>{});
   case 4: return f(Instance<T, N, 4, Path>{});
   default: return f(Instance<T, N, 1, Path>{});
@@ -122,9 +89,7 @@ template <class F> auto dispatch(const MixedInputProblem& p, F&& f) {
   switch (p.tile_tokens) {
   case 16: return prmt ? f(Instance<16, 64, 1, fast>{}) : f(Instance<16, 64, 1, naive>{});
   case 32: return prmt ? f(Instance<32, 64, 1, fast>{}) : f(Instance<32, 64, 1, naive>{});
-  case 64:
-    if (p.tile_n == 128) return prmt ? f(Instance<64, 128, 2, fast>{}) : f(Instance<64, 128, 2, naive>{});
-    return prmt ? by_stage_blocks<64, 64, fast>(p, f) : by_stage_blocks<64, 64, naive>(p, f);
+  case 64: return prmt ? by_stage_blocks<64, 64, fast>(p, f) : by_stage_blocks<64, 64, naive>(p, f);
   case 128: return prmt ? by_epilogue<128, fast>(p, f) : by_epilogue<128, naive>(p, f);
   case 224: return prmt ? by_epilogue<224, fast>(p, f) : by_epilogue<224, naive>(p, f);
   default: return prmt ? by_epilogue<256, fast>(p, f) : by_epilogue<256, naive>(p, f);
@@ -132,9 +97,7 @@ template <class F> auto dispatch(const MixedInputProblem& p, F&& f) {
 }
 int stage_bytes(int tile_tokens, int tile_n, int tile_k) { return (tile_tokens * 2 + tile_n) * tile_k; }
 int reduce_bytes(int tile_tokens, int tile_n) { // TileShape::reduce_bytes
-  const int consumers = mixed_input_consumers(tile_tokens, tile_n);
-  if (tile_n == 64) return (consumers - 1) * tile_tokens * 256;
-  return mixed_input_cluster_split(tile_tokens, tile_n) ? consumers * tile_tokens * 256 + 16 : 0;
+  return tile_n == 64 ? (mixed_input_consumers(tile_tokens, tile_n) - 1) * tile_tokens * 256 : 0;
 }
 int staging_bytes(int tile_tokens, bool tma_store) { return tma_store ? 2 * tile_tokens * 128 : 0; } // TileShape's, both consumers
 
@@ -146,24 +109,19 @@ std::string mixed_input_unsupported_reason(int tile_tokens, int tile_n, int tile
   if (!small && !large)
     return "tile_tokens (tile m) = " + std::to_string(tile_tokens) +
            " is not supported; use 16, 32, 64, 128, 224 or 256";
-  const bool cluster_k = mixed_input_cluster_split(tile_tokens, tile_n);
-  if (small && tile_n != 64 && !cluster_k)
+  if (small && tile_n != 64)
     return "tile_n = " + std::to_string(tile_n) + " with " + std::to_string(tile_tokens) +
-           "-token tiles is not supported; use 64 (consumer warpgroups splitting K)" +
-           (tile_tokens == 64 ? " or 128 (a CTA pair splitting K)" : "");
+           "-token tiles is not supported; use 64 (consumer warpgroups splitting K)";
   if (large && tile_n != 128)
     return "tile_n = " + std::to_string(tile_n) + " with " + std::to_string(tile_tokens) +
            "-token tiles is not supported; use 128 (two consumer warpgroups of 64 channels)";
-  const int bk = block_k(tile_tokens, tile_n);
-  const bool multi = multi_block_stages(tile_tokens, tile_n);
-  if (cluster_k && tile_k != 2 * bk)
-    return "tile_k = " + std::to_string(tile_k) +
-           " with 64x128 tiles (a CTA pair splitting K) is not supported; use 256 (2 K blocks of 128 a stage)";
-  if (!cluster_k && tile_k != bk && (!multi || (tile_k != 2 * bk && tile_k != 4 * bk)))
+  const int bk = block_k(tile_n);
+  const bool multi = multi_block_stages(tile_tokens);
+  if (tile_k != bk && (!multi || (tile_k != 2 * bk && tile_k != 4 * bk)))
     return "tile_k = " + std::to_string(tile_k) + " with " + std::to_string(tile_tokens) + "x" +
            std::to_string(tile_n) + " tiles is not supported; use " +
            (multi ? "128, 256 or 512 (1, 2 or 4 K blocks of 128 a stage)" : std::to_string(bk));
-  if (tma_store && (tile_n != 128 || cluster_k))
+  if (tma_store && tile_n != 128)
     return "tma_store with " + std::to_string(tile_tokens) + "x" + std::to_string(tile_n) +
            " tiles is not supported; use it on 128-channel tiles (128, 224 or 256 tokens) only";
   // Split K (64-channel tiles): stage s always serves consumer s % consumers, so that each stage's
@@ -246,12 +204,10 @@ MixedInputGemm::MixedInputGemm(const MixedInputProblem& problem, const MixedInpu
   const int tile_cols = space.tile_cols;
   m.total_tokens = space.total_tokens;
   m.tiles = space.tiles;
-  const int resident = dispatch(
-      problem, [&](auto instance) { return decltype(instance)::resident_ctas(problem.stages, sm_count); });
+  const int resident =
+      dispatch(problem, [&](auto instance) { return decltype(instance)::resident_per_sm(problem.stages); });
   require(resident >= 1, "no CTA with " + std::to_string(problem.stages) + " stages fits on an SM; use fewer stages");
-  // A cluster-split tile runs on a pair of CTAs: whole pairs, each walking tiles.
-  const int cluster = mixed_input_cluster_split(problem.tile_tokens, problem.tile_n) ? 2 : 1;
-  m.grid = cluster * (problem.persistent ? std::max(1, std::min(m.tiles, resident / cluster)) : m.tiles);
+  m.grid = problem.persistent ? std::max(1, std::min(m.tiles, sm_count * resident)) : m.tiles;
 
   if (m.total_tokens > 0) {
     require(buffers.x != nullptr && buffers.w != nullptr && buffers.y != nullptr,
@@ -262,7 +218,7 @@ MixedInputGemm::MixedInputGemm(const MixedInputProblem& problem, const MixedInpu
     m.maps.x = make_bf16_tensor_map_2d(buffers.x, static_cast<uint64_t>(m.total_tokens), problem.k,
                                        problem.tile_tokens, 64);
     m.maps.w = make_byte_tensor_map_2d(buffers.w, static_cast<uint64_t>(problem.experts) * problem.n, problem.k,
-                                       problem.tile_n, block_k(problem.tile_tokens, problem.tile_n));
+                                       problem.tile_n, block_k(problem.tile_n));
     if (problem.tma_store) { // Y in boxes of a consumer's 64 channels x the tile's tokens
       m.store.y = make_bf16_tensor_map_2d(buffers.y, static_cast<uint64_t>(m.total_tokens), problem.n,
                                           problem.tile_tokens, 64);
@@ -282,7 +238,7 @@ MixedInputGemm::MixedInputGemm(const MixedInputProblem& problem, const MixedInpu
   p.y = static_cast<__nv_bfloat16*>(buffers.y);
   p.trace = nullptr;
   p.n = problem.n;
-  p.k_blocks = ceil_div(problem.k, block_k(problem.tile_tokens, problem.tile_n));
+  p.k_blocks = ceil_div(problem.k, block_k(problem.tile_n));
   p.groups = problem.scale_group ? problem.k / problem.scale_group : 0;
   p.stages = problem.stages;
   p.signed_weights = problem.weight == WeightType::int8;

@@ -36,12 +36,10 @@ struct MixedInputProblem {
   WeightType weight = WeightType::int8;
   int scale_group = 0;                // 0 (per channel) or 128
   ConversionPath conversion = ConversionPath::prmt;
-  int tile_tokens = 16;               // tokens per tile: wgmma's N, 16 / 32 / 64 (tile_n 64) or 64 / 128 / 224 / 256 (tile_n 128)
-  int tile_n = 64;                    // output channels per tile: 64 (consumers split K) or 128 (at 64 tokens: a CTA
-                                      // pair splitting K)
+  int tile_tokens = 16;               // tokens per tile: wgmma's N, 16 / 32 / 64 (tile_n 64) or 128 / 224 / 256 (tile_n 128)
+  int tile_n = 64;                    // output channels per tile: 64 (consumers split K) or 128
   int tile_k = 0;                     // K a ring stage carries: 0 for the tile's K block (128 at tile_n 64, 64 at
-                                      // 128); on 64-token tiles also 256 or 512 (2 or 4 K blocks a barrier), on
-                                      // 64 x 128 ones 256 only
+                                      // 128); on 64-token tiles also 256 or 512 (2 or 4 K blocks a barrier)
   int stages = 8;
   bool persistent = true;             // grid ~ SM count, else one CTA per tile
   bool tma_store = false;             // 128-channel tiles: the epilogue through shared memory and a TMA store
@@ -68,13 +66,8 @@ constexpr int mixed_input_consumers(int tile_tokens, int tile_n) {
 }
 
 // K of the kernel's K block (one conversion and wgmma round of a consumer): 128 on 64-channel
-// tiles and on 64-token 128-channel ones (cluster K split), 64 on the other 128-channel ones. A
-// ring stage carries one, or on 64-token tiles 2 or 4 of them (64 x 128: 2).
-constexpr int mixed_input_block_k(int tile_tokens, int tile_n) { return tile_n == 64 || tile_tokens == 64 ? 128 : 64; }
-
-// 64-token tiles of 128 channels run on a cluster of two CTAs, each one half of K
-// (kernels/mixed_input/NOTES.md, v14 and v19).
-constexpr bool mixed_input_cluster_split(int tile_tokens, int tile_n) { return tile_tokens == 64 && tile_n == 128; }
+// tiles, 64 on 128-channel ones. A ring stage carries one, or on 64-token tiles 2 or 4 of them.
+constexpr int mixed_input_block_k(int tile_n) { return tile_n == 64 ? 128 : 64; }
 
 // Empty when the kernel is built for this tile shape, K per stage (tile_k), ring depth and
 // epilogue (tma_store), else what to change.

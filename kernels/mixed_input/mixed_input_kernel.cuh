@@ -13,11 +13,7 @@
 // (second) ring stage, of one K block (at 64 tokens one, two or four, a template parameter:
 // MixedInputProblem::tile_k), and add their accumulators through shared memory at the end: one
 // warpgroup's chain of wait, load, convert and wgmma per K block is latency-bound, and chains side
-// by side stream more weights (NOTES.md). 64-token tiles of 128 channels (cluster_k): the two CTAs
-// of a cluster each run one half of K with two consumers of 64 channels, two K blocks a stage, and
-// add their sums through distributed shared memory (cluster_reduce.cuh): each CTA streams the W of
-// 128 channels and the X of its half of K, half the X a 64-channel tile loads for the same weights
-// (NOTES.md, v14 and v19).
+// by side stream more weights (NOTES.md).
 //
 // 128-channel tiles may store their tile through shared memory instead (a template parameter,
 // NOTES.md v16): each consumer writes its 64 channels x tokens transposed (stmatrix .trans) into a
@@ -39,7 +35,6 @@
 #include "kernels/common/ring_cursor.cuh"
 #include "kernels/common/tile_trace.h"
 #include "kernels/common/wgmma_rs.cuh"
-#include "kernels/mixed_input/cluster_reduce.cuh"
 #include "kernels/mixed_input/dequant.h"
 #include "kernels/mixed_input/mixed_input_gemm.h"
 #include "models/launch_order.h"
@@ -82,18 +77,11 @@ struct StoreMap {
 template <int BlockTokens, int BlockN, int StageBlocks = 1, bool TmaStore = false> struct TileShape {
   static_assert(BlockN == 64 || BlockN == 128, "64 channels per consumer, or consumers splitting K on 64");
   static_assert(!TmaStore || BlockN == 128, "the TMA-store epilogue on 128-channel tiles only");
-  static_assert(BlockN == 64 || BlockTokens == 64 || BlockTokens >= 128, "128 channels: 64 tokens (cluster K split) or >= 128");
+  static_assert(StageBlocks == 1 || (BlockN == 64 && (StageBlocks == 2 || StageBlocks == 4)),
+                "1 K block a stage, or 2 / 4 on 64-channel (split K) tiles");
   static constexpr int block_tokens = BlockTokens;
   static constexpr int block_n = BlockN;
   static constexpr bool split_k = BlockN == 64;
-  static constexpr bool cluster_k = BlockN == 128 && BlockTokens == 64; // K halves on a cluster's two CTAs
-  static constexpr int cluster = cluster_k ? 2 : 1;
-  static_assert(cluster_k ? StageBlocks == 2 : StageBlocks == 1 || (split_k && (StageBlocks == 2 || StageBlocks == 4)),
-                "1 K block a stage, 2 / 4 on 64-channel (split K) tiles, 2 on the cluster K split");
-  // A consumer takes a whole stage (its blocks' wgmma waited for) and then releases it: split-K
-  // and cluster-K tiles; the other 128-channel tiles release a stage one K block later, behind the
-  // next block's wgmma issue.
-  static constexpr bool whole_stages = split_k || cluster_k;
   static constexpr int consumers = mixed_input_consumers(BlockTokens, BlockN);
   // Decode tiles' MMAs are tiny (m64n16..64): one fragment set, each K block's wgmma waited for
   // before the next conversion, leaves registers for four consumers; prefill tiles keep two sets
@@ -106,7 +94,7 @@ template <int BlockTokens, int BlockN, int StageBlocks = 1, bool TmaStore = fals
   // that four stages of 256 tokens fit in shared memory. X arrives as block_k / 64 boxes of
   // [tokens x 64] (one 128-byte swizzle row each); W as one box [channels x block_k bytes],
   // swizzled by its row length (64 or 128 bytes).
-  static constexpr int block_k = mixed_input_block_k(BlockTokens, BlockN);
+  static constexpr int block_k = BlockN == 64 ? 128 : 64;
   // K blocks a ring stage carries: one barrier round trip and hand-off for them all. A template
   // parameter: read at run time, it made the one-block stage's K block 5-13% slower (NOTES.md,
   // stage K), and a constant count lets the stage's block loop unroll.
@@ -121,10 +109,7 @@ template <int BlockTokens, int BlockN, int StageBlocks = 1, bool TmaStore = fals
   static constexpr int accumulators = BlockTokens / 2; // 64 x BlockTokens fp32 over 128 threads
   static constexpr int release_arrivals = split_k ? 4 : 8; // the warps of the consumer(s) using a stage
   static constexpr bool shares_registers = consumers == 2; // setmaxnreg: the producer's go to them
-  // Split K: consumers 1.. hand their sums to consumer 0; cluster K: both consumers of CTA 1 hand
-  // theirs to CTA 0, behind the full and empty barriers (16 bytes).
-  static constexpr int reduce_bytes =
-      split_k ? (consumers - 1) * accumulators * 128 * 4 : cluster_k ? consumers * accumulators * 128 * 4 + 16 : 0;
+  static constexpr int reduce_bytes = split_k ? (consumers - 1) * accumulators * 128 * 4 : 0;
   // The TMA-store epilogue: a buffer of BlockTokens rows of 64 channels (128 bytes) per consumer.
   static constexpr bool tma_store = TmaStore;
   static constexpr int staging_bytes = TmaStore ? BlockTokens * 128 : 0;
@@ -154,44 +139,29 @@ template <class Shape> struct SharedRing {
   __device__ uint64_t* full(int s) const { return reinterpret_cast<uint64_t*>(staging(Shape::consumers)) + s; }
   __device__ uint64_t* empty(int s) const { return full(stages) + s; }
   __device__ float* reduce_buffer() const { return reinterpret_cast<float*>(empty(stages)); }
-  __device__ uint64_t* cluster_full() const {
-    return reinterpret_cast<uint64_t*>(reduce_buffer() + Shape::consumers * Shape::accumulators * 128);
-  }
-  __device__ uint64_t* cluster_empty() const { return cluster_full() + 1; }
 };
 
-// The cluster K split: the K blocks [split_begin, split_end) of this CTA, its rank's half (CTA 1
-// one block fewer where the count is odd). The other tiles run [0, p.k_blocks), written out where
-// they are used (a constant condition: their code stays what it was before the split).
-__device__ __forceinline__ int split_begin(const Params& p) {
-  return static_cast<int>(ptx::cluster_cta_rank()) * ((p.k_blocks + 1) / 2);
-}
-__device__ __forceinline__ int split_end(const Params& p) {
-  return min(p.k_blocks, split_begin(p) + (p.k_blocks + 1) / 2);
-}
-
-// The K blocks of the stage that starts at K block `first`: all of them but in the last stage of
-// a K range that is not a multiple of the stage's, and the constant 1 where a stage carries one, so
-// that those tiles' loops over a stage's blocks compile to v10's straight code.
+// The K blocks of the stage that starts at K block `first`: all of them but in the last stage of a
+// K that is not a multiple of the stage's, and the constant 1 where a stage carries one, so that
+// those tiles' loops over a stage's blocks compile to v10's straight code.
 template <class Shape> __device__ __forceinline__ int stage_blocks_left(const Params& p, int first) {
   if constexpr (Shape::stage_blocks == 1) return 1;
-  else return min(Shape::stage_blocks, (Shape::cluster_k ? split_end(p) : p.k_blocks) - first);
+  else return min(Shape::stage_blocks, p.k_blocks - first);
 }
 
-// Owns this CTA's walk through the launch order: items blockIdx.x, + gridDim.x, ... (in clusters
-// of C, the cluster's: both CTAs of a pair walk the same tiles).
-template <int C = 1> struct TileWalk {
+// Owns this CTA's walk through the launch order: items blockIdx.x, + gridDim.x, ...
+struct TileWalk {
   LaunchOrder order;
   TileSpace space;
   int item;
   int count;
   __device__ explicit TileWalk(const Params& p)
-      : order(p.order), space(p.space), item(static_cast<int>(blockIdx.x) / C), count(tile_count(p.space)) {}
+      : order(p.order), space(p.space), item(static_cast<int>(blockIdx.x)), count(tile_count(p.space)) {}
   __device__ bool next(int& linear, TileIndex& tile) {
     if (item >= count) return false;
     linear = item;
     tile = tile_at(order, space, item);
-    item += static_cast<int>(gridDim.x) / C;
+    item += static_cast<int>(gridDim.x);
     return true;
   }
 };
@@ -208,15 +178,14 @@ __device__ __forceinline__ TokenRows token_rows(const Params& p, const TileIndex
 
 template <class Shape> __device__ __forceinline__ void producer_loop(const Params& p, const SharedRing<Shape>& ring,
                                                                      const TensorMaps& maps) {
-  TileWalk<Shape::cluster> walk(p);
+  TileWalk walk(p);
   RingCursor cursor;
   int linear;
   TileIndex tile;
   while (walk.next(linear, tile)) {
     const int x_row = token_rows(p, tile, Shape::block_tokens).first;
     const int w_row = tile.expert * p.n + tile.col * Shape::block_n; // rows past n: masked at the store
-    for (int first = Shape::cluster_k ? split_begin(p) : 0; first < (Shape::cluster_k ? split_end(p) : p.k_blocks);
-         first += ring.blocks) {
+    for (int first = 0; first < p.k_blocks; first += ring.blocks) {
       const int s = cursor.stage, blocks = stage_blocks_left<Shape>(p, first);
       ptx::mbarrier_wait(ring.empty(s), cursor.phase ^ 1);
       ptx::mbarrier_arrive_expect_tx(ring.full(s), blocks * Shape::stage_bytes);
@@ -422,10 +391,8 @@ __device__ __forceinline__ void consumer_loop(const Params& p, const SharedRing<
   // Tile-local channel of fragment row 0: consumers split the channels, or (split K) share them.
   const int row0 = (Shape::split_k ? 0 : consumer * 64) + 16 * (t / 32) + lane / 4;
   const WordAddress<Shape::block_k> src(row0, lane);
-  const uint32_t rank = Shape::cluster_k ? ptx::cluster_cta_rank() : 0;
-  const bool trace_writer = p.trace != nullptr && t == 0 && consumer == 0 && rank == 0;
-  TileWalk<Shape::cluster> walk(p);
-  int tiles_done = 0; // this CTA's tiles so far: the cluster barriers' phase
+  const bool trace_writer = p.trace != nullptr && t == 0 && consumer == 0;
+  TileWalk walk(p);
   RingCursor cursor;
   int linear;
   TileIndex tile;
@@ -447,13 +414,12 @@ __device__ __forceinline__ void consumer_loop(const Params& p, const SharedRing<
 #pragma unroll
     for (int i = 0; i < Shape::accumulators; ++i) acc[i] = 0.0f;
     int previous_stage = -1, mine = 0;
-    for (int first = Shape::cluster_k ? split_begin(p) : 0, ks = 0;
-         first < (Shape::cluster_k ? split_end(p) : p.k_blocks); first += ring.blocks, ++ks) {
+    for (int first = 0, ks = 0; first < p.k_blocks; first += ring.blocks, ++ks) {
       if (Shape::split_k && ks % Shape::consumers != consumer) { // another consumer's stage
         cursor.advance(ring.stages);
         continue;
       }
-      if constexpr (Shape::whole_stages) {
+      if constexpr (Shape::split_k) {
         const int blocks = stage_blocks_left<Shape>(p, first);
 #pragma unroll // a constant count: each block's shared-memory offsets are immediates
         for (int j = 0; j < Shape::stage_blocks; ++j) {
@@ -489,11 +455,6 @@ __device__ __forceinline__ void consumer_loop(const Params& p, const SharedRing<
       reduce_split_k<Shape>(ring, acc, consumer);
       if (consumer != 0) continue; // consumer 0 stores the sum
     }
-    if constexpr (Shape::cluster_k) { // CTA 0 stores the pair's sum
-      if (!cluster::add_partner_sums(acc, ring.reduce_buffer(), ring.cluster_full(), ring.cluster_empty(), rank,
-                                     consumer, tiles_done++))
-        continue;
-    }
     const TokenRows rows = token_rows(p, tile, Shape::block_tokens);
     if constexpr (Shape::tma_store) {
       if (tile_stores_whole(rows, Shape::block_tokens, store.total_tokens))
@@ -528,17 +489,9 @@ __global__ void __launch_bounds__(TileShape<BlockTokens, BlockN, StageBlocks, Tm
       ptx::mbarrier_init(ring.full(s), 1);
       ptx::mbarrier_init(ring.empty(s), Shape::release_arrivals);
     }
-    if constexpr (Shape::cluster_k) { // every consumer thread of the partner arrives
-      ptx::mbarrier_init(ring.cluster_full(), 128 * Shape::consumers);
-      ptx::mbarrier_init(ring.cluster_empty(), 128 * Shape::consumers);
-    }
     ptx::fence_barrier_init();
   }
-  if constexpr (Shape::cluster_k) { // the partner's barriers are initialised before any remote arrive
-    cluster::sync();
-  } else {
-    __syncthreads();
-  }
+  __syncthreads();
   if (warpgroup == 0) {
     // One thread issues the loads. With two consumers the registers go to them (up to 128
     // accumulators each); four consumers fit in the 96 that 640 threads get at launch.
@@ -550,9 +503,6 @@ __global__ void __launch_bounds__(TileShape<BlockTokens, BlockN, StageBlocks, Tm
     // The buffer stays until the last store has read it, and the store is done when the kernel is.
     if constexpr (Shape::tma_store)
       if (threadIdx.x % 128 == 0) ptx::bulk_wait_group<0>();
-  }
-  if constexpr (Shape::cluster_k) { // neither CTA leaves while its partner may still write or arrive into it
-    cluster::sync();
   }
 #endif
 }

@@ -34,11 +34,7 @@ void check_spec(const KernelSpec& s) {
   require(s.a_layout == MatrixLayout::row, n, "layout.a", "the kernel reads X row-major; use \"row\"");
   require(s.b_layout == MatrixLayout::col, n, "layout.b", "the kernel reads W [n, k], k contiguous; use \"col\"");
   require(s.load == LoadPath::tma, n, "load", "the kernel loads with TMA; use \"tma\"");
-  // The 64 x 128 decode tile runs on clusters of two CTAs, each one half of K; every other tile on single CTAs.
-  const int cluster = kernels::mixed_input_cluster_split(s.tile.m, s.tile.n) ? 2 : 1;
-  require(s.cluster == cluster, n, "cluster",
-          cluster == 2 ? "the 64x128 tile runs on a CTA pair splitting K; use 2"
-                       : "the mixed-input kernel runs this tile without clusters; use 1 (2 only on 64x128 tiles)");
+  require(s.cluster == 1, n, "cluster", "the mixed-input kernel runs without clusters; use 1");
   const int warps = 4 * (kernels::mixed_input_consumers(s.tile.m, s.tile.n) + 1);
   require(s.warps == warps, n, "warps",
           "the kernel runs a producer warpgroup and " + std::to_string(warps / 4 - 1) + " consumer warpgroups on " +
