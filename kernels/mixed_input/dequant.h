@@ -105,20 +105,6 @@ TILESIM_HOST_DEVICE uint32_t mul_bf16x2(uint32_t a, uint32_t b) {
 #endif
 }
 
-// sub.rn.bf16x2 (9.7.4.2, sm_90): both halves a - b, each rounded to nearest even once. The host
-// spelling subtracts in fp32, exact wherever the difference has at most 24 significant bits (every
-// use here: differences of small integers).
-TILESIM_HOST_DEVICE uint32_t sub_bf16x2(uint32_t a, uint32_t b) {
-#if defined(__CUDA_ARCH__)
-  uint32_t out;
-  asm("sub.rn.bf16x2 %0, %1, %2;" : "=r"(out) : "r"(a), "r"(b));
-  return out;
-#else
-  return pack_bf16x2_rn(bf16_to_float(a & 0xFFFFu) - bf16_to_float(b & 0xFFFFu),
-                        bf16_to_float(a >> 16) - bf16_to_float(b >> 16));
-#endif
-}
-
 // --- the two conversions ---
 
 // What the kernel applies to a loaded word before converting it: the sign flip for int8.
@@ -136,18 +122,6 @@ TILESIM_HOST_DEVICE uint32_t convert_pair_prmt(uint32_t flipped, uint32_t b, flo
   const float hi = bits_to_float(byte_perm(flipped, kMagicF32, 0x7540u | (b + 1))) - magic_zero;
   // Bytes 2, 3 of lo then bytes 2, 3 of hi: the upper halves, which are exact bf16 here.
   return byte_perm(float_to_bits(lo), float_to_bits(hi), 0x7632u);
-}
-
-// int8 as packed bf16, on the word as loaded (no flip; prefill tiles, NOTES.md v18). prmt puts the
-// pair's two bytes under the bf16 high byte 0x43: bits 0x43qq are 2^7 with q's low 7 bits as the
-// mantissa (unit 1) and q's top bit as the exponent's lowest. One lop3 clears that bit (0x43ll =
-// 128 + low), another keeps only it (0x4300 or 0x4380 = 128 or 256), and the signed byte, low - 128
-// top, is their difference: one sub.bf16x2 for the pair, exact since |value| <= 128 has at most 8
-// significant bits. Per pair: prmt, 2 lop3, sub, against the fp32 path's flip, 2 prmt, 2 fadd, pack.
-TILESIM_HOST_DEVICE uint32_t convert_pair_int8_bf16x2(uint32_t word, uint32_t b) {
-  // Selector nibbles: byte b of the word, byte 4 (0x43), byte b + 1, byte 4.
-  const uint32_t x = byte_perm(word, 0x43434343u, 0x4040u | b | ((b + 1) << 8));
-  return sub_bf16x2(x & 0xFF7FFF7Fu, x & 0xFF80FF80u);
 }
 
 // Naive path, on the same flipped word and effective zero: I2F of each byte, subtract, cvt pack.

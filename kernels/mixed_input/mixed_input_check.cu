@@ -1,7 +1,6 @@
 // mixed_input_check: the mixed-input GEMM on the GPU.
 //  1. Both conversions, on the device, for all 256 byte values of int8 and of uint8 (several zero
-//     points), with and without a group scale, and int8's packed-bf16 path (prefill tiles): bit-exact
-//     against dequant::reference_bf16.
+//     points), with and without a group scale: bit-exact against dequant::reference_bf16.
 //  2. The GEMM against an fp32 reference of X * dequant(W)^T on fresh random data with poisoned
 //     outputs: int8 and uint8, per-channel and per-128 scales, both conversions, every tile shape,
 //     decode and prefill shapes, ragged and zero-token experts, N and K tails, every launch order,
@@ -38,14 +37,6 @@ __global__ void convert_all_bytes(bool is_signed, uint32_t zero_point, uint32_t 
   out[v] = pair;
 }
 
-// out[v]: the pair (v, v) of int8 bytes as loaded through the packed-bf16 path (prefill tiles, v18).
-__global__ void convert_all_bytes_int8_bf16x2(uint32_t scale_bits, uint32_t* out) {
-  const uint32_t v = threadIdx.x;
-  uint32_t pair = dq::convert_pair_int8_bf16x2(v | (v << 8) | (v << 16) | (v << 24), 2 * (v & 1));
-  if (scale_bits) pair = dq::mul_bf16x2(pair, scale_bits * 0x10001u);
-  out[v] = pair;
-}
-
 int check_conversions() {
   int failures = 0;
   uint32_t* d_out = nullptr;
@@ -54,14 +45,11 @@ int check_conversions() {
     for (uint32_t zero : {0u, 1u, 128u, 200u, 255u}) {
       if (is_signed && zero != 0) continue;
       for (uint32_t scale_bits : {0u, 0x3C01u /* 0.0079 */, 0x4049u /* 3.14 */})
-        for (int path = 0; path < 3; ++path) {
-          if (path == 2 && !is_signed) continue; // the packed-bf16 path is int8's
+        for (int path = 0; path < 2; ++path) {
           if (path == 0)
             convert_all_bytes<dq::Conversion::prmt><<<1, 256>>>(is_signed, zero, scale_bits, d_out);
-          else if (path == 1)
-            convert_all_bytes<dq::Conversion::cvt><<<1, 256>>>(is_signed, zero, scale_bits, d_out);
           else
-            convert_all_bytes_int8_bf16x2<<<1, 256>>>(scale_bits, d_out);
+            convert_all_bytes<dq::Conversion::cvt><<<1, 256>>>(is_signed, zero, scale_bits, d_out);
           check(cudaGetLastError(), "convert_all_bytes launch");
           uint32_t got[256];
           check(cudaMemcpy(got, d_out, sizeof got, cudaMemcpyDeviceToHost), "cudaMemcpy(conversion out)");
@@ -71,8 +59,8 @@ int check_conversions() {
             if ((got[v] & 0xFFFF) != want || (got[v] >> 16) != want) ++wrong;
           }
           std::printf("%s conversion %-4s %-5s zero=%3u scale=0x%04X: %d of 256 byte values differ\n",
-                      wrong ? "FAIL" : "PASS", path == 0 ? "prmt" : path == 1 ? "cvt" : "bf16x2",
-                      is_signed ? "int8" : "uint8", zero, scale_bits, wrong);
+                      wrong ? "FAIL" : "PASS", path == 0 ? "prmt" : "cvt", is_signed ? "int8" : "uint8", zero,
+                      scale_bits, wrong);
           failures += wrong ? 1 : 0;
         }
     }

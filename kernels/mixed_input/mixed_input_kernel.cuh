@@ -39,11 +39,6 @@
 #include "kernels/mixed_input/mixed_input_gemm.h"
 #include "models/launch_order.h"
 
-// v18 (NOTES.md): 1 builds prefill tiles' int8 conversion as packed bf16; 0 keeps v16's fp32 path.
-#ifndef TILESIM_MIXED_INPUT_BF16X2_INT8
-#define TILESIM_MIXED_INPUT_BF16X2_INT8 0
-#endif
-
 namespace tilesim::kernels::mixed_input {
 
 struct TensorMaps {
@@ -250,11 +245,7 @@ __device__ __forceinline__ void k_block(const Params& p, const SharedRing<Shape>
     for (int i = 0; i < 2; ++i) group_scale[i] = __ldg(p.scales + cq.scale_row[i] + kb * Shape::block_k / 128);
   if (j == 0) ptx::mbarrier_wait(ring.full(cursor.stage), cursor.phase);
   const uint32_t row_base = ptx::smem_addr(ring.w(cursor.stage, j)) + src.base;
-  // Prefill tiles (128 channels, 128+ tokens) convert int8 as packed bf16 from the word as loaded
-  // and uint8 through fp32 without the flip (NOTES.md v18); the others flip int8 for the fp32 path.
-  constexpr bool bf16x2_int8 = TILESIM_MIXED_INPUT_BF16X2_INT8 && Shape::block_n == 128 && Shape::block_tokens >= 128 &&
-                               Path == dequant::Conversion::prmt;
-  const uint32_t flip = bf16x2_int8 ? 0u : dequant::flip_mask(p.signed_weights);
+  const uint32_t flip = dequant::flip_mask(p.signed_weights);
   uint32_t word[2][K][2];
 #pragma unroll
   for (int kk = 0; kk < K; ++kk) {
@@ -264,22 +255,13 @@ __device__ __forceinline__ void k_block(const Params& p, const SharedRing<Shape>
 #pragma unroll
       for (int i = 0; i < 2; ++i) word[i][kk][h] = ptx::ld_shared_u32(a + 8 * h + i * row8) ^ flip;
   }
-  if (bf16x2_int8 && p.signed_weights) {
 #pragma unroll
-    for (int kk = 0; kk < K; ++kk)
+  for (int kk = 0; kk < K; ++kk)
 #pragma unroll
-      for (int h = 0; h < 2; ++h)
+    for (int h = 0; h < 2; ++h)
 #pragma unroll
-        for (int i = 0; i < 2; ++i) frag[kk][2 * h + i] = dequant::convert_pair_int8_bf16x2(word[i][kk][h], src.byte);
-  } else {
-#pragma unroll
-    for (int kk = 0; kk < K; ++kk)
-#pragma unroll
-      for (int h = 0; h < 2; ++h)
-#pragma unroll
-        for (int i = 0; i < 2; ++i)
-          frag[kk][2 * h + i] = dequant::convert_pair<Path>(word[i][kk][h], src.byte, cq.zero[i], cq.magic_zero[i]);
-  }
+      for (int i = 0; i < 2; ++i)
+        frag[kk][2 * h + i] = dequant::convert_pair<Path>(word[i][kk][h], src.byte, cq.zero[i], cq.magic_zero[i]);
   if (p.groups) {
 #pragma unroll
     for (int kk = 0; kk < K; ++kk)

@@ -1,6 +1,6 @@
-// The mixed-input kernel's byte-to-bf16 conversions (kernels/mixed_input/dequant.h), run on the CPU
-// through the same __host__ __device__ code: bit-exact for all 256 byte values of int8 and uint8
-// against the plain reference, with and without a group scale; int8 also as packed bf16 (v18).
+// The mixed-input kernel's two byte-to-bf16 conversions (kernels/mixed_input/dequant.h), run on
+// the CPU through the same __host__ __device__ code: bit-exact for all 256 byte values of int8
+// and uint8 against the plain reference, with and without a group scale.
 #include "kernels/mixed_input/dequant.h"
 
 #include <catch2/catch.hpp>
@@ -28,22 +28,6 @@ template <dq::Conversion Path> int mismatches(bool is_signed, uint32_t zero_poin
       const uint32_t want_lo = dq::reference_bf16(uint8_t(v), is_signed, zero_point, scale_bits);
       const uint32_t want_hi = dq::reference_bf16(uint8_t(v + 1), is_signed, zero_point, scale_bits);
       if ((pair & 0xFFFFu) != want_lo || (pair >> 16) != want_hi) ++wrong;
-    }
-  return wrong;
-}
-
-// The same for the packed-bf16 int8 path, from the word as loaded (no flip).
-int bf16x2_int8_mismatches(uint32_t scale_bits) {
-  int wrong = 0;
-  for (int v = 0; v < 256; ++v)
-    for (uint32_t b : {0u, 2u}) {
-      const uint32_t lo = uint32_t(v), hi = uint8_t(v + 1);
-      const uint32_t word = (lo << (8 * b)) | (hi << (8 * (b + 1))) | (0xA5u << (8 * (2 - b)));
-      uint32_t pair = dq::convert_pair_int8_bf16x2(word, b);
-      if (scale_bits != 0x3F80u) pair = dq::mul_bf16x2(pair, scale_bits * 0x10001u);
-      if ((pair & 0xFFFFu) != dq::reference_bf16(uint8_t(v), true, 0, scale_bits) ||
-          (pair >> 16) != dq::reference_bf16(uint8_t(v + 1), true, 0, scale_bits))
-        ++wrong;
     }
   return wrong;
 }
@@ -81,14 +65,4 @@ TEST_CASE("both conversions are bit-exact for every byte value", "[dequant]") {
         CHECK(mismatches<dq::Conversion::cvt>(false, zero, scale) == 0);
       }
   }
-}
-
-TEST_CASE("int8 as packed bf16: values by hand and every byte", "[dequant]") {
-  // 0xFF (-1): 0x437F - 0x4380 = 255 - 256 -> 0xBF80; 0x80 (-128): 0x4300 - 0x4380 -> 0xC300;
-  // 0x7F (127): 0x437F - 0x4300 -> 0x42FE; 0x00: 0x4300 - 0x4300 -> +0.
-  CHECK(dq::convert_pair_int8_bf16x2(0x0080FFu, 0) == (0xBF80u | (0xC300u << 16)));
-  CHECK(dq::convert_pair_int8_bf16x2(0x007F0000u, 2) == 0x42FEu);
-  CHECK(dq::sub_bf16x2(0x43804300u, 0x43004300u) == 0x43000000u);
-  for (uint32_t scale : {0x3F80u, 0x3C01u, 0x4049u})
-    CHECK(bf16x2_int8_mismatches(scale) == 0);
 }
