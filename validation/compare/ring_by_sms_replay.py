@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""The L2 probe's launches replayed by the model (issue 16, validation/NOTES.md, "The L2 probe: the
+K step with 2 to 132 SMs").
+
+For each 4096 x 4096 launch of a gemm_ring_by_sms run (validation/microbench/gemm_ring_by_sms.cu),
+simulates the same dense grouped_m:8 GEMM on the SMs the GPU ran it on, at the SM clock stamped
+around it: a copy of the profile (in a temporary folder) that keeps only those SMs (their GPC,
+L2 partition, service factors and dispatch orders, renumbered in order) and takes that clock, and
+optionally another L2 bandwidth. Prints the GPU's and the model's median tile and launch time, the
+model's L2 server busy fraction and the share of the read sectors the SMs asked for (promoted ones
+included) that its request coalescer merged, and per SM count the K step (the median tile from
+K = 1024 to 2048 over 16 steps, ns).
+
+Usage: ring_by_sms_replay.py TILESIM PROFILE.json RUN.json [L2_BYTES_PER_S]
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+STEPS_BETWEEN = (2048 - 1024) // 64
+
+
+def profile_on(base, sms, clock_mhz, l2_bytes_per_s):
+    """The profile restricted to `sms` (sorted SM ids), at `clock_mhz`."""
+    gpu = json.loads(json.dumps(base))
+    renumber = {sm: i for i, sm in enumerate(sms)}
+    gpu["sm"]["count"]["value"] = len(sms)
+    for section, key in (("sm", "gpc"), ("l2", "sm_service_factor"), ("l2", "sm_partition"), ("dram", "sm_service_factor")):
+        if key in gpu[section]:
+            gpu[section][key]["value"] = [gpu[section][key]["value"][sm] for sm in sms]
+    for key in ("dispatch_order", "cluster_dispatch_order"):
+        if key in gpu["sm"]:
+            gpu["sm"][key]["value"] = [renumber[sm] for sm in gpu["sm"][key]["value"] if sm in renumber]
+    gpu["sm"]["clock_mhz"]["value"] = clock_mhz
+    if l2_bytes_per_s:
+        gpu["l2"]["bandwidth_bytes_per_s"]["value"] = l2_bytes_per_s
+    return gpu
+
+
+def median_tile_ns(tiles):
+    return statistics.median(t[1] for t in tiles)
+
+
+def main():
+    if len(sys.argv) not in (4, 5):
+        sys.exit(__doc__.strip().splitlines()[-1])
+    tilesim, base = sys.argv[1], json.load(open(sys.argv[2]))
+    run = json.load(open(sys.argv[3]))
+    l2 = float(sys.argv[4]) if len(sys.argv) == 5 else None
+    print(f"{sys.argv[3]}: GPU / model (L2 {l2 or base['l2']['bandwidth_bytes_per_s']['value']:.4g} B/s)")
+    medians = {}
+    with tempfile.TemporaryDirectory() as folder:
+        for c in run["configs"]:
+            if c["m"] != 4096:
+                continue
+            sms = sorted({t[1] for t in c["trace"]})
+            gpu_path, spec_path, out_path = (os.path.join(folder, f) for f in ("gpu.json", "spec.json", "out.json"))
+            json.dump(profile_on(base, sms, c["sm_clock_mhz"], l2), open(gpu_path, "w"))
+            json.dump({"name": "gemm_ring_by_sms", "kind": "gemm", "dtype": "bf16", "m": c["m"], "n": c["n"], "k": c["k"],
+                       "layout": {"a": "row", "b": "col"}, "tile": {"m": 128, "n": c["tile"][1], "k": 64},
+                       "stages": c["stages"], "warps": 12, "load": "tma", "persistent": True, "cluster": 2,
+                       "order": "grouped_m:8"}, open(spec_path, "w"))
+            subprocess.run([tilesim, "simulate", "--gpu", gpu_path, "--kernel", spec_path, "--out", out_path], check=True,
+                           stdout=subprocess.DEVNULL)
+            model = json.load(open(out_path))
+            gpu_tile = median_tile_ns([(0, end - start) for _, _, start, end in c["trace"]])
+            model_tile = median_tile_ns([(0, t["end_ns"] - t["start_ns"]) for t in model["tiles"]])
+            extra = model["extra"]
+            asked = model["l2_read_sectors"] + extra["l2_coalesced_read_sectors"]
+            medians[(c["tile"][1], len(sms), c["k"])] = (gpu_tile, model_tile)
+            print(f"  128x{c['tile'][1]} K {c['k']} on {len(sms):3d} SMs at {c['sm_clock_mhz']:.0f} MHz: median tile "
+                  f"{gpu_tile:6.0f} / {model_tile:6.0f} ns, launch {c['median_ms']:.4f} / {model['time_ms']:.4f} ms "
+                  f"({100 * (model['time_ms'] / c['median_ms'] - 1):+5.1f}%); model L2 server "
+                  f"{100 * extra['l2_bandwidth_busy_fraction']:3.0f}% busy, coalescer "
+                  f"{100 * extra['l2_coalesced_read_sectors'] / asked:4.1f}% of the read sectors asked")
+    for (tile_n, sms, k), (gpu_short, model_short) in sorted(medians.items()):
+        if k == 1024 and (tile_n, sms, 2048) in medians:
+            gpu_long, model_long = medians[(tile_n, sms, 2048)]
+            print(f"  128x{tile_n} on {sms:3d} SMs: K step {(gpu_long - gpu_short) / STEPS_BETWEEN:4.0f} / "
+                  f"{(model_long - model_short) / STEPS_BETWEEN:4.0f} ns")
+
+
+if __name__ == "__main__":
+    main()
