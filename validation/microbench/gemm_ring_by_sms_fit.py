@@ -7,8 +7,10 @@ SM count, the K step is the median tile's growth from K = 1024 to K = 2048 (4096
 resident in L2) over the 16 steps between them, in ns and in SM cycles at the two launches' mean
 clock. Each SM asks the L2 for its own A box and half of the multicast B box every step (128x128:
 16 + 8 KB; 128x256: 16 + 16 KB): that over the step is its read rate, and times the SMs what the
-L2 serves. The last line is the aggregate at every SM, the mean over the runs: what the profile's
-l2.bandwidth_bytes_per_s takes when the step is the L2's (NOTES: decision (a)).
+L2 serves. The step is also given in cycles, each launch's median tile at its own clock, with the
+per-tile part that leaves at K = 1024: the clock falls in the longer launches at 110 and 132 SMs,
+and the ns slope then holds that fall too. The last line is the ns-slope aggregate at every SM, the
+mean over the runs (the pre-registered decision (a) reads it; NOTES says what it is worth).
 
 Usage: gemm_ring_by_sms_fit.py RUN.json...
 """
@@ -41,10 +43,15 @@ def main():
             for sms in sorted({s for (m, k, t, s) in by_key if m == 4096 and t == tile_n}):
                 short, long = by_key[(4096, 1024, tile_n, sms)], by_key[(4096, 2048, tile_n, sms)]
                 step_ns = (median_tile_ns(long) - median_tile_ns(short)) / STEPS_BETWEEN
-                mhz = (short["sm_clock_mhz"] + long["sm_clock_mhz"]) / 2
                 rate = step_bytes(tile_n) / step_ns
-                print(f"  128x{tile_n} on {sms:3d} SMs: K step {step_ns:5.0f} ns, {step_ns * mhz / 1e3:5.0f} cycles at "
-                      f"{mhz:4.0f} MHz; {rate:5.1f} B/ns an SM, {rate * sms / 1e3:5.2f} TB/s over the SMs")
+                # The same growth in SM cycles, each launch's median tile at its own clock: where the two
+                # launches ran at different clocks, the ns slope holds the clock's change too.
+                cycles = [median_tile_ns(c) * c["sm_clock_mhz"] / 1e3 for c in (short, long)]
+                step_cycles = (cycles[1] - cycles[0]) / STEPS_BETWEEN
+                print(f"  128x{tile_n} on {sms:3d} SMs: K step {step_ns:5.0f} ns ({rate:5.1f} B/ns an SM, "
+                      f"{rate * sms / 1e3:5.2f} TB/s over the SMs); in cycles {step_cycles:5.0f} a step + "
+                      f"{cycles[0] - 16 * step_cycles:5.0f} a tile (clocks {short['sm_clock_mhz']:.0f} / "
+                      f"{long['sm_clock_mhz']:.0f} MHz)")
                 if tile_n == 128 and sms == data["sms"]:
                     at_all.append(rate * sms * 1e9)
         for (m, k, t, sms), c in sorted(by_key.items()):
