@@ -2,14 +2,16 @@
 """The L2 probe's launches replayed by the model (issue 16, validation/NOTES.md, "The L2 probe: the
 K step with 2 to 132 SMs").
 
-For each 4096 x 4096 launch of a gemm_ring_by_sms run (validation/microbench/gemm_ring_by_sms.cu),
+For each launch of a gemm_ring_by_sms run (validation/microbench/gemm_ring_by_sms.cu),
 simulates the same dense grouped_m:8 GEMM on the SMs the GPU ran it on, at the SM clock stamped
 around it: a copy of the profile (in a temporary folder) that keeps only those SMs (their GPC,
 L2 partition, service factors and dispatch orders, renumbered in order) and takes that clock, and
 optionally another L2 bandwidth. Prints the GPU's and the model's median tile and launch time, the
 model's L2 server busy fraction and the share of the read sectors the SMs asked for (promoted ones
 included) that its request coalescer merged, and per SM count the K step (the median tile from
-K = 1024 to 2048 over 16 steps, ns).
+K = 1024 to 2048 over 16 steps, ns), the model's also per GPC (gemm_ring_by_sms_fit.py gives the
+GPU's); for the dense 8192³ launches, the standard deviation of each wave's tile start times
+(drift_compare.py's waves) on the GPU and in the model.
 
 Usage: ring_by_sms_replay.py TILESIM PROFILE.json RUN.json [L2_BYTES_PER_S]
 """
@@ -19,6 +21,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
+
+from drift_compare import start_spread_us
 
 STEPS_BETWEEN = (2048 - 1024) // 64
 
@@ -51,11 +55,9 @@ def main():
     run = json.load(open(sys.argv[3]))
     l2 = float(sys.argv[4]) if len(sys.argv) == 5 else None
     print(f"{sys.argv[3]}: GPU / model (L2 {l2 or base['l2']['bandwidth_bytes_per_s']['value']:.4g} B/s)")
-    medians = {}
+    medians, gpc_medians = {}, {}
     with tempfile.TemporaryDirectory() as folder:
         for c in run["configs"]:
-            if c["m"] != 4096:
-                continue
             sms = sorted({t[1] for t in c["trace"]})
             gpu_path, spec_path, out_path = (os.path.join(folder, f) for f in ("gpu.json", "spec.json", "out.json"))
             json.dump(profile_on(base, sms, c["sm_clock_mhz"], l2), open(gpu_path, "w"))
@@ -69,8 +71,21 @@ def main():
             gpu_tile = median_tile_ns([(0, end - start) for _, _, start, end in c["trace"]])
             model_tile = median_tile_ns([(0, t["end_ns"] - t["start_ns"]) for t in model["tiles"]])
             extra = model["extra"]
+            if c["m"] != 4096:  # the calibration configuration, fed from DRAM: its drift, not its K step
+                gpu_tiles = [{"linear": l, "sm": sm, "start_ns": a, "end_ns": b} for l, sm, a, b in c["trace"]]
+                gpu_spread, model_spread = start_spread_us(gpu_tiles), start_spread_us(model["tiles"])
+                print(f"  {c['m']}x{c['n']}x{c['k']} 128x{c['tile'][1]} on {len(sms):3d} SMs at {c['sm_clock_mhz']:.0f} MHz: "
+                      f"launch {c['median_ms']:.4f} / {model['time_ms']:.4f} ms "
+                      f"({100 * (model['time_ms'] / c['median_ms'] - 1):+5.1f}%), start spread us "
+                      + "  ".join(f"w{w} {gpu_spread[w]:.1f} / {model_spread.get(w, float('nan')):.1f}" for w in gpu_spread))
+                continue
             asked = model["l2_read_sectors"] + extra["l2_coalesced_read_sectors"]
             medians[(c["tile"][1], len(sms), c["k"])] = (gpu_tile, model_tile)
+            # The model's median tile per GPC (its SM i is the GPU's sms[i]).
+            per_gpc = {}
+            for t in model["tiles"]:
+                per_gpc.setdefault(base["sm"]["gpc"]["value"][sms[t["sm"]]], []).append(t["end_ns"] - t["start_ns"])
+            gpc_medians[(c["tile"][1], len(sms), c["k"])] = {g: statistics.median(v) for g, v in per_gpc.items()}
             print(f"  128x{c['tile'][1]} K {c['k']} on {len(sms):3d} SMs at {c['sm_clock_mhz']:.0f} MHz: median tile "
                   f"{gpu_tile:6.0f} / {model_tile:6.0f} ns, launch {c['median_ms']:.4f} / {model['time_ms']:.4f} ms "
                   f"({100 * (model['time_ms'] / c['median_ms'] - 1):+5.1f}%); model L2 server "
@@ -81,6 +96,9 @@ def main():
             gpu_long, model_long = medians[(tile_n, sms, 2048)]
             print(f"  128x{tile_n} on {sms:3d} SMs: K step {(gpu_long - gpu_short) / STEPS_BETWEEN:4.0f} / "
                   f"{(model_long - model_short) / STEPS_BETWEEN:4.0f} ns")
+            short, long = gpc_medians[(tile_n, sms, 1024)], gpc_medians[(tile_n, sms, 2048)]
+            print("    the model's K step by GPC, ns: " +
+                  "  ".join(f"{g} {(long[g] - short[g]) / STEPS_BETWEEN:.0f}" for g in sorted(short)))
 
 
 if __name__ == "__main__":

@@ -12,7 +12,11 @@ per-tile part that leaves at K = 1024: the clock falls in the longer launches at
 and the ns slope then holds that fall too. The last line is the ns-slope aggregate at every SM, the
 mean over the runs (the pre-registered decision (a) reads it; NOTES says what it is worth).
 
-Usage: gemm_ring_by_sms_fit.py RUN.json...
+Per GPC (PROFILE.json's sm.gpc map), the 128x128 K step of its SMs' median tile: which GPCs' SMs
+lag. The GPCs of one line ran in the same two launches, so they compare with each other whatever
+the clocks did; where the clocks differ, the absolute step holds the clock's change too.
+
+Usage: gemm_ring_by_sms_fit.py PROFILE.json RUN.json...
 """
 import json
 import statistics
@@ -29,11 +33,23 @@ def median_tile_ns(config):
     return statistics.median(end - start for _, _, start, end in config["trace"])
 
 
+def by_gpc_step(short, long, gpc_of_sm):
+    """{gpc: (SMs, K step ns of its SMs' median tile)} over the two launches."""
+    medians = []
+    for config in (short, long):
+        tiles = {}
+        for _, sm, start, end in config["trace"]:
+            tiles.setdefault(gpc_of_sm[sm], {}).setdefault(sm, []).append(end - start)
+        medians.append({g: (len(sms), statistics.median([d for v in sms.values() for d in v])) for g, sms in tiles.items()})
+    return {g: (medians[0][g][0], (medians[1][g][1] - medians[0][g][1]) / STEPS_BETWEEN) for g in sorted(medians[0])}
+
+
 def main():
-    if len(sys.argv) < 2:
+    if len(sys.argv) < 3:
         sys.exit(__doc__.strip().splitlines()[-1])
+    gpc_of_sm = json.load(open(sys.argv[1]))["sm"]["gpc"]["value"]
     at_all = []
-    for path in sys.argv[1:]:
+    for path in sys.argv[2:]:
         data = json.load(open(path))
         if any(c["check"] != "pass" for c in data["configs"]):
             sys.exit(f"{path}: configs: a configuration failed its output check; measure again")
@@ -54,6 +70,10 @@ def main():
                       f"{long['sm_clock_mhz']:.0f} MHz)")
                 if tile_n == 128 and sms == data["sms"]:
                     at_all.append(rate * sms * 1e9)
+                if tile_n == 128 and sms > 2:
+                    steps = by_gpc_step(short, long, gpc_of_sm)
+                    print("    by GPC (SMs: K step ns, TB/s asked): " + "  ".join(
+                        f"{g} ({n}: {step:.0f}, {n * step_bytes(tile_n) / step / 1e3:.2f})" for g, (n, step) in steps.items()))
         for (m, k, t, sms), c in sorted(by_key.items()):
             if m == 8192:
                 print(f"  {m}x{m}x{k} 128x{t} on {sms:3d} SMs: {c['median_ms']:.4f} ms at {c['sm_clock_mhz']:.0f} MHz, "
