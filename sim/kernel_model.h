@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -97,6 +98,10 @@ std::unique_ptr<KernelModel> make_elementwise_model(const KernelSpec& spec, cons
 std::unique_ptr<KernelModel> make_mixed_input_model(const KernelSpec& spec, const GpuProfile& gpu);
 std::unique_ptr<KernelModel> make_mxfp8_quantize_model(const KernelSpec& spec, const GpuProfile& gpu);
 std::unique_ptr<KernelModel> make_mxfp8_gemm_model(const KernelSpec& spec, const GpuProfile& gpu);
+// The dequantiser's pass over X that the MXFP8 xpass scheme launches before its GEMM and is timed with,
+// as the rowwise quantiser of the same tensor (the same bytes the other way); empty for every other
+// kernel, and where the GEMM runs another model than mxfp8_gemm (a Blackwell scales in its tensor cores).
+std::optional<KernelSpec> mxfp8_pass_before(const KernelSpec& spec, const GpuProfile& gpu);
 // The registered model that runs `spec` on `gpu`: chosen by the spec's kind and, for GEMMs, the
 // profile's architecture (a Blackwell runs tcgen05 kernels, not wgmma ones).
 std::string kernel_model_name(const KernelSpec& spec, const GpuProfile& gpu);

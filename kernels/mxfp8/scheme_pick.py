@@ -20,14 +20,15 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "validation" / "measure"))
 import make_mxfp8_specs  # noqa: E402  (the dataset's own spec writer)
 
-SCHEMES = ("promote", "dequantize", "transposed")
+SCHEMES = ("promote", "dequantize", "transposed", "xpass")
 
 
 def spec_of(record, scheme):
-    """make_mxfp8_specs' spec for `record`'s shape at its `<scheme>_config`, e.g. transposed/t128/n128/s3/row_major/persistent."""
+    """make_mxfp8_specs' spec for `record`'s shape at its `<scheme>_config`, e.g. transposed/t128/n128/s3/row_major/persistent
+    (xpass's tile is written the same way)."""
     parts = record[f"{scheme}_config"].split("/")[1:]
     tile_m, tile_n = 128, 64
-    if scheme == "transposed":
+    if scheme in ("transposed", "xpass"):
         tile_m, parts = int(parts[0][1:]), parts[1:]
         if parts[0].startswith("n"):
             tile_n, parts = int(parts[0][1:]), parts[1:]
@@ -63,7 +64,7 @@ def main(argv):
             predicted, measured = {}, {}
             for scheme in SCHEMES:
                 if f"{scheme}_config" not in record:
-                    sys.exit(f"scheme_pick.py: {argv[1]}: shape {record.get('shape')} has no {scheme}_config; give a run of all three schemes")
+                    sys.exit(f"scheme_pick.py: {argv[1]}: shape {record.get('shape')} has no {scheme}_config; give a run of every scheme")
                 spec, order = spec_of(record, scheme)
                 predicted[scheme] = predict(argv[2], spec, order, folder)
                 measured[scheme] = record[f"{scheme}_median_ms"]
@@ -71,7 +72,7 @@ def main(argv):
             agree += pick == winner
             print(f"{record['shape']:20s} predicted ms " + " / ".join(f"{predicted[s]:.3f}" for s in SCHEMES) +
                   "  measured " + " / ".join(f"{measured[s]:.3f}" for s in SCHEMES) +
-                  f"  (promote / dequantize / transposed): pick {pick}, winner {winner}")
+                  f"  ({' / '.join(SCHEMES)}): pick {pick}, winner {winner}")
     print(f"the pick matches the measured winner on {agree} of {len(records)} shapes")
     return 0
 

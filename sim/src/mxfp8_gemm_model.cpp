@@ -200,4 +200,28 @@ std::unique_ptr<KernelModel> make_mxfp8_gemm_model(const KernelSpec& spec, const
   return std::make_unique<Mxfp8GemmModel>(spec, gpu);
 }
 
+std::optional<KernelSpec> mxfp8_pass_before(const KernelSpec& spec, const GpuProfile& gpu) {
+  if (spec.block_scale.scheme != BlockScaleScheme::xpass || kernel_model_name(spec, gpu) != "mxfp8_gemm" ||
+      spec.total_m() == 0)
+    return std::nullopt;
+  // mxfp8_dequantize reads 1 + 1/32 bytes and writes 2 per element of X [total_m, k], a grid-stride
+  // stream as the rowwise quantiser's, which reads 2 and writes 1 + 1/32 (kernels/mxfp8/mxfp8_kernel.cuh).
+  KernelSpec pass;
+  pass.source = spec.source;
+  pass.name = spec.name + " (xpass: X dequantised)";
+  pass.kind = KernelKind::mxfp8_quantize;
+  pass.a_dtype = pass.b_dtype = Dtype::bf16;
+  pass.mxfp8.rows = spec.total_m();
+  pass.mxfp8.cols = spec.k;
+  pass.mxfp8.axis = Mxfp8Axis::rowwise;
+  pass.mxfp8.scale_rule = Mxfp8ScaleRule::round_up;
+  pass.mxfp8.element = spec.block_scale.element;
+  pass.c_dtype = Dtype::fp8_e4m3;
+  pass.warps = 8;
+  pass.stages = 1;
+  pass.cluster = 1;
+  pass.load = LoadPath::cp_async;
+  return pass;
+}
+
 } // namespace tilesim

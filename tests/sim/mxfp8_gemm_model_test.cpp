@@ -103,6 +103,21 @@ TEST_CASE("mxfp8 GEMM model: per 128-deep step, the MMA and the measured stage o
     CHECK(m->resources().shared_memory_bytes == 230400);
     CHECK_THROWS_AS(model(transposed_json(128, 5, 128), h100), SpecError); // 263168 > 232448
   }
+  SECTION("xpass, 128 x 128 on bf16 X: MMA 1024, the stage 930.0 ns = 1515.9 cycles, X's ring stages in bf16") {
+    nlohmann::json j = transposed_json(128, 4, 128);
+    j["block_scale"]["scheme"] = "xpass";
+    const auto m = model(j, h100);
+    CHECK(m->mma_cycles_per_k_step() == Approx(1024));
+    CHECK(m->element_cycles_per_k_step() == Approx(1515.9).epsilon(1e-4));
+    CHECK(m->epilogue_cycles() == Approx(9.0 * 128 * 128 / 128));
+    // 4 x (128 x 128 x 2 of bf16 X + 128 x 128 of FP8 W) + 1 KB = 197632; 5 stages 246784 > 232448.
+    CHECK(m->resources().shared_memory_bytes == 197632);
+    j["stages"] = 5;
+    CHECK_THROWS_AS(model(j, h100), SpecError);
+    j = transposed_json(128, 4);
+    j["block_scale"]["scheme"] = "xpass";
+    CHECK_THROWS_WITH(model(j, h100), Catch::Contains("tile") && Catch::Contains("xpass") && Catch::Contains("128 x 128 x 128"));
+  }
   SECTION("transposed refuses a tile its kernel is not built for, and a tile_m without a measured stage") {
     CHECK_THROWS_WITH(model(transposed_json(16, 12, 128), h100), Catch::Contains("tile") && Catch::Contains("x 64 x 128"));
     CHECK_THROWS_WITH(model(transposed_json(48, 12), h100),
@@ -138,6 +153,32 @@ TEST_CASE("mxfp8 GEMM model: scales are one 32-byte sector per row every 8 steps
   REQUIRE(step8.size() == step0.size());
   CHECK(step8[step8.size() - 2].box.base == x.base + 32);
   CHECK(step8.back().box.base == w.base + 32);
+}
+
+TEST_CASE("mxfp8 GEMM model: xpass reads W's scales only, after a pass over X modelled as its rowwise quantiser") {
+  nlohmann::json j = transposed_json(128, 4, 128);
+  j["block_scale"]["scheme"] = "xpass";
+  const KernelSpec spec = parse_kernel_spec(j, "spec.json");
+  const auto m = make_kernel_model(spec, gpu("h100_sxm"));
+  WorkItem item;
+  item.tile = m->lookup_tile(0).tile;
+  std::vector<OperandBox> step0, step1;
+  m->load_boxes(item, 0, step0);
+  m->load_boxes(item, 1, step1);
+  REQUIRE(step0.size() == step1.size() + 1); // W's scale sector, no X scales: X arrives dequantised
+  CHECK(step0.back().operand == Operand::b);
+  // X's box: 128 tokens x 128 of K in bf16, 256 bytes a row, k x 2 bytes apart.
+  CHECK(step1.front().operand == Operand::a);
+  CHECK(step1.front().box.row_bytes == 256);
+  CHECK(step1.front().box.row_stride == 7168 * 2);
+  const std::optional<KernelSpec> pass = mxfp8_pass_before(spec, gpu("h100_sxm"));
+  REQUIRE(pass);
+  CHECK(pass->kind == KernelKind::mxfp8_quantize);
+  CHECK(pass->mxfp8.rows == 300 + 0 + 128);
+  CHECK(pass->mxfp8.cols == 7168);
+  CHECK(pass->mxfp8.axis == Mxfp8Axis::rowwise);
+  CHECK_FALSE(mxfp8_pass_before(spec, gpu("b200"))); // block scaling in the tensor cores: no pass
+  CHECK_FALSE(mxfp8_pass_before(parse_kernel_spec(transposed_json(128, 4, 128), "t.json"), gpu("h100_sxm")));
 }
 
 TEST_CASE("mxfp8 GEMM spec: K in whole MX blocks, the block of 32, an FP8 element, only on MXFP8") {
