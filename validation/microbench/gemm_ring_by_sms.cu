@@ -7,12 +7,14 @@
 // Operands of 4096 x 4096 x K (K = 1024, 2048: 16 and 32 MB) stay in the 50 MB L2 after the first
 // launch; 8192 x 8192 x 8192 is the dataset's calibration configuration, fed partly from DRAM.
 // Every configuration runs launches back to back for at least `phase_ms` (CUDA events around each,
-// the SM clock over each from stamp_sms before and after it; the medians are reported). The last launch of the phase records every tile's SM, start and end (kernels/common/tile_trace.h).
+// the SM clock over each from stamp_sms before and after it; the medians are reported). The last
+// launch of the phase records every tile's SM, start and end (kernels/common/tile_trace.h).
 // Before timing, the output is poisoned (0xffff bf16 NaN) and 256 sampled elements of the first
 // launch are checked against a double-precision product of the same inputs.
 //
 // Usage: gemm_ring_by_sms [phase_ms]   (default 250). Output: one JSON object on stdout.
 #include "check_cuda.cuh"
+#include "kernels/common/ptx_wrappers.cuh"
 #include "kernels/grouped_gemm/grouped_gemm.h"
 #include "models/launch_order_names.h"
 
@@ -30,34 +32,33 @@
 
 namespace {
 
-constexpr const char* kProgram = "gemm_ring_by_sms";
-constexpr int kChecked = 256;   // sampled output elements checked per configuration
+constexpr const char *kProgram = "gemm_ring_by_sms";
+constexpr int kChecked = 256;       // sampled output elements checked per configuration
 constexpr double kTolerance = 2e-2; // bf16 output of an fp32 sum of bf16 products, |ref| ~ sqrt(K) / 3
 
 // Each SM's cycle counter and the global timer, one CTA per SM (its shared memory keeps a second
 // CTA off), written at stamps[smid]. One launch before and one after a GEMM launch give each SM's
 // clock over it: the SMs share one clock, and an SM that idles may stop counting, so the fastest
 // SM's ratio is the clock (NVML's reported SM clock stays at the boost clock while the power cap
-// lowers the real one: validation/data/h100/nvidia_smi_during_dataset.csv).
+// lowers the real one: validation/data/h100/nvidia_smi_during_dataset.csv). On 2 SMs it read
+// 2040-2070 MHz, above the GPU's 1980 MHz maximum (validation/data/h100/microbench/gemm_ring_by_sms/):
+// take it as a few percent high where most SMs idle.
 struct Stamp {
   long long cycles;
   unsigned long long ns;
 };
 constexpr int kStampSharedBytes = 120 * 1024;
 
-__global__ void stamp_sms(Stamp* stamps) {
+__global__ void stamp_sms(Stamp *stamps) {
   if (threadIdx.x != 0) return;
-  unsigned sm;
-  unsigned long long ns;
-  asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
-  stamps[sm] = {clock64(), ns};
+  const unsigned long long ns = tilesim::kernels::ptx::global_timer_ns();
+  stamps[tilesim::kernels::ptx::sm_id()] = {clock64(), ns};
 }
 
 // Uniform in [-1, 1), from a fixed-seed 64-bit LCG.
 std::vector<__nv_bfloat16> random_bf16(std::size_t n, uint64_t seed) {
   std::vector<__nv_bfloat16> v(n);
-  for (auto& x : v) {
+  for (auto &x : v) {
     seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
     x = __float2bfloat16(static_cast<float>((seed >> 40) * (2.0 / 16777216.0) - 1.0));
   }
@@ -74,14 +75,14 @@ struct Config {
 
 struct Buffers {
   __nv_bfloat16 *x = nullptr, *w = nullptr, *y = nullptr;
-  tilesim::kernels::TileTrace* trace = nullptr;
-  Stamp* stamps = nullptr; // before | after, one per SM
+  tilesim::kernels::TileTrace *trace = nullptr;
+  Stamp *stamps = nullptr; // before | after, one per SM
   int sms = 0;
   std::vector<__nv_bfloat16> hx, hw; // host copies, for the check
 };
 
 // Max |error| over kChecked sampled elements of Y = X W^T against a double-precision reference.
-double check_output(const Problem& p, const Buffers& b) {
+double check_output(const Problem &p, const Buffers &b) {
   std::vector<__nv_bfloat16> y(static_cast<std::size_t>(p.m) * p.n);
   CHECK_CUDA(cudaMemcpy(y.data(), b.y, y.size() * sizeof(__nv_bfloat16), cudaMemcpyDeviceToHost));
   double worst = 0;
@@ -94,13 +95,14 @@ double check_output(const Problem& p, const Buffers& b) {
       ref += static_cast<double>(__bfloat162float(b.hx[static_cast<std::size_t>(r) * p.k + kk])) *
              __bfloat162float(b.hw[static_cast<std::size_t>(c) * p.k + kk]);
     const double got = __bfloat162float(y[static_cast<std::size_t>(r) * p.n + c]);
-    const double err = std::isfinite(got) ? std::fabs(got - ref) / std::max(1.0, std::fabs(ref)) : 1e30; // NaN: unwritten
+    const double err =
+        std::isfinite(got) ? std::fabs(got - ref) / std::max(1.0, std::fabs(ref)) : 1e30; // NaN: unwritten
     worst = std::max(worst, err);
   }
   return worst;
 }
 
-void run(const Config& c, Buffers& b, double phase_ms, bool first) {
+void run(const Config &c, Buffers &b, double phase_ms, bool first) {
   using namespace tilesim::kernels;
   GroupedGemmProblem problem;
   problem.experts = 1;
@@ -156,19 +158,22 @@ void run(const Config& c, Buffers& b, double phase_ms, bool first) {
   CHECK_CUDA(cudaMemcpy(trace.data(), b.trace, tiles * sizeof(TileTrace), cudaMemcpyDeviceToHost));
   unsigned long long t0 = ~0ULL;
   int bad = 0;
-  for (const TileTrace& t : trace) {
-    if (t.linear < 0 || t.end_ns < t.start_ns) ++bad;
-    else t0 = std::min(t0, t.start_ns);
+  for (const TileTrace &t : trace) {
+    if (t.linear < 0 || t.end_ns < t.start_ns)
+      ++bad;
+    else
+      t0 = std::min(t0, t.start_ns);
   }
   std::vector<float> sorted = ms;
   std::sort(sorted.begin(), sorted.end());
   std::sort(mhz.begin(), mhz.end());
   std::printf("%s\n  {\"m\": %d, \"n\": %d, \"k\": %d, \"tile\": [128, %d, 64], \"stages\": %d, \"sms_given\": %d, "
-              "\"grid\": %d, \"tiles\": %d, \"max_rel_error\": %.3e, \"check\": \"%s\", \"bad_trace_records\": %d, \"launches\": %zu, "
+              "\"grid\": %d, \"tiles\": %d, \"max_rel_error\": %.3e, \"check\": \"%s\", \"bad_trace_records\": %d, "
+              "\"launches\": %zu, "
               "\"median_ms\": %.5f, \"p10_ms\": %.5f, \"p90_ms\": %.5f, \"sm_clock_mhz\": %.0f,\n   \"trace\": [",
               first ? "" : ",", c.p.m, c.p.n, c.p.k, c.p.tile_n, c.p.stages, c.sms, gemm.grid_size(), tiles, error,
-              error <= kTolerance && bad == 0 ? "pass" : "fail", bad,
-              ms.size(), sorted[sorted.size() / 2], sorted[sorted.size() / 10], sorted[sorted.size() * 9 / 10], mhz[mhz.size() / 2]);
+              error <= kTolerance && bad == 0 ? "pass" : "fail", bad, ms.size(), sorted[sorted.size() / 2],
+              sorted[sorted.size() / 10], sorted[sorted.size() * 9 / 10], mhz[mhz.size() / 2]);
   for (int i = 0; i < tiles; ++i)
     std::printf("%s[%d, %d, %llu, %llu]", i ? ", " : "", trace[i].linear, trace[i].sm, trace[i].start_ns - t0,
                 trace[i].end_ns - t0);
@@ -180,7 +185,7 @@ void run(const Config& c, Buffers& b, double phase_ms, bool first) {
 
 } // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char **argv) {
   const cudaDeviceProp prop = microbench::first_device(kProgram);
   const double phase_ms = argc > 1 ? std::atof(argv[1]) : 250.0;
   if (!(phase_ms >= 10.0)) {
@@ -196,7 +201,8 @@ int main(int argc, char** argv) {
   for (const int sms : {66, 110, all}) configs.push_back({{8192, 8192, 8192, 128, 6}, sms});
 
   int max_m = 0, max_n = 0, max_k = 0;
-  for (const Config& c : configs) max_m = std::max(max_m, c.p.m), max_n = std::max(max_n, c.p.n), max_k = std::max(max_k, c.p.k);
+  for (const Config &c : configs)
+    max_m = std::max(max_m, c.p.m), max_n = std::max(max_n, c.p.n), max_k = std::max(max_k, c.p.k);
   Buffers b;
   // One X and W for every problem: a problem of K columns reads the buffers' first rows x K elements
   // as its [rows, K] matrices (the check indexes them so too).
@@ -205,7 +211,8 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaMalloc(&b.x, b.hx.size() * sizeof(__nv_bfloat16)));
   CHECK_CUDA(cudaMalloc(&b.w, b.hw.size() * sizeof(__nv_bfloat16)));
   CHECK_CUDA(cudaMalloc(&b.y, static_cast<std::size_t>(max_m) * max_n * sizeof(__nv_bfloat16)));
-  CHECK_CUDA(cudaMalloc(&b.trace, static_cast<std::size_t>(max_m / 128) * (max_n / 128) * sizeof(tilesim::kernels::TileTrace)));
+  CHECK_CUDA(cudaMalloc(&b.trace,
+                        static_cast<std::size_t>(max_m / 128) * (max_n / 128) * sizeof(tilesim::kernels::TileTrace)));
   CHECK_CUDA(cudaMemcpy(b.x, b.hx.data(), b.hx.size() * sizeof(__nv_bfloat16), cudaMemcpyHostToDevice));
   CHECK_CUDA(cudaMemcpy(b.w, b.hw.data(), b.hw.size() * sizeof(__nv_bfloat16), cudaMemcpyHostToDevice));
 
@@ -218,7 +225,7 @@ int main(int argc, char** argv) {
               prop.name, all);
   try {
     for (std::size_t i = 0; i < configs.size(); ++i) run(configs[i], b, phase_ms, i == 0);
-  } catch (const std::exception& e) {
+  } catch (const std::exception &e) {
     std::fprintf(stderr, "%s: %s\n", kProgram, e.what());
     return 1;
   }
