@@ -4,8 +4,7 @@
 
 Reads gemm_ring_by_sms's runs (validation/microbench/gemm_ring_by_sms.cu): for each tile shape and
 SM count, the K step is the median tile's growth from K = 1024 to K = 2048 (4096 x 4096, operands
-resident in L2) over the 16 steps between them, in ns and in SM cycles at the two launches' mean
-clock. Each SM asks the L2 for its own A box and half of the multicast B box every step (128x128:
+resident in L2) over the 16 steps between them, in ns. Each SM asks the L2 for its own A box and half of the multicast B box every step (128x128:
 16 + 8 KB; 128x256: 16 + 16 KB): that over the step is its read rate, and times the SMs what the
 L2 serves. The step is also given in cycles, each launch's median tile at its own clock, with the
 per-tile part that leaves at K = 1024: the clock falls in the longer launches at 110 and 132 SMs,
@@ -22,6 +21,7 @@ import json
 import statistics
 import sys
 
+STEPS_SHORT = 1024 // 64  # K steps of the shorter launch's tiles
 STEPS_BETWEEN = (2048 - 1024) // 64
 
 
@@ -66,7 +66,7 @@ def main():
                 step_cycles = (cycles[1] - cycles[0]) / STEPS_BETWEEN
                 print(f"  128x{tile_n} on {sms:3d} SMs: K step {step_ns:5.0f} ns ({rate:5.1f} B/ns an SM, "
                       f"{rate * sms / 1e3:5.2f} TB/s over the SMs); in cycles {step_cycles:5.0f} a step + "
-                      f"{cycles[0] - 16 * step_cycles:5.0f} a tile (clocks {short['sm_clock_mhz']:.0f} / "
+                      f"{cycles[0] - STEPS_SHORT * step_cycles:5.0f} a tile (clocks {short['sm_clock_mhz']:.0f} / "
                       f"{long['sm_clock_mhz']:.0f} MHz)")
                 if tile_n == 128 and sms == data["sms"]:
                     at_all.append(rate * sms * 1e9)
