@@ -56,6 +56,9 @@ struct Mxfp8QuantizeShape {
   Mxfp8Axis axis = Mxfp8Axis::rowwise;
   Mxfp8ScaleRule scale_rule = Mxfp8ScaleRule::round_up;
   Mxfp8Element element = Mxfp8Element::e4m3;
+  // Rowwise only: the way back (mxfp8_dequantize: elements and scales in, bf16 out), the MXFP8 xpass
+  // scheme's pass over X; set by the simulator, never by a spec file.
+  bool dequantize = false;
   std::int64_t elements() const { return rows * cols; }
 };
 

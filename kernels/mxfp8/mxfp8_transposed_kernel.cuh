@@ -125,8 +125,10 @@ __device__ __forceinline__ void init_ring(const Ring& ring, const TensorMaps& ma
   __syncthreads();
 }
 
-template <class Shape>
-__device__ __forceinline__ void producer_loop(const Params& p, const SharedRing<Shape>& ring, const TensorMaps& maps) {
+// The producer thread's walk: per stage, wait for it to be empty, expect its Shape::stage_bytes and let
+// `load_stage(s, k0, x_row, w_row)` issue its TMA loads (K offset k0, the tile's first X and W rows).
+template <class Shape, class Ring, class LoadStage>
+__device__ __forceinline__ void producer_loop(const Params& p, const Ring& ring, LoadStage&& load_stage) {
   TileWalk walk(p.order, p.space);
   RingCursor cursor;
   int linear;
@@ -137,12 +139,20 @@ __device__ __forceinline__ void producer_loop(const Params& p, const SharedRing<
     for (int kb = 0; kb < p.k_blocks; ++kb) {
       const int s = cursor.stage, k0 = kb * kBlockK;
       ptx::mbarrier_wait(ring.empty(s), cursor.phase ^ 1);
-      ptx::mbarrier_arrive_expect_tx(ring.full(s), Shape::w_bytes + Shape::x_bytes);
-      ptx::tma_load_2d(ring.x(s), &maps.x, k0, x_row, ring.full(s));
-      ptx::tma_load_2d(ring.w(s), &maps.w, k0, w_row, ring.full(s));
+      ptx::mbarrier_arrive_expect_tx(ring.full(s), Shape::stage_bytes);
+      load_stage(s, k0, x_row, w_row);
       cursor.advance(ring.stages);
     }
   }
+}
+
+// FP8 X and W: one box each a stage.
+template <class Shape>
+__device__ __forceinline__ void producer_loop(const Params& p, const SharedRing<Shape>& ring, const TensorMaps& maps) {
+  producer_loop<Shape>(p, ring, [&](int s, int k0, int x_row, int w_row) {
+    ptx::tma_load_2d(ring.x(s), &maps.x, k0, x_row, ring.full(s));
+    ptx::tma_load_2d(ring.w(s), &maps.w, k0, w_row, ring.full(s));
+  });
 }
 
 // Where a consumer thread's X units sit: unit q = t + 128 i is token row first_row + q / 8, 16-byte

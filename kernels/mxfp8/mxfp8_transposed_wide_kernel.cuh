@@ -103,6 +103,22 @@ __device__ __forceinline__ void wide_stage(bool two_steps, uint32_t x_stage, uin
   issue_half<4>(acc, second, x_desc_lo, x_desc_hi);
 }
 
+// A finished 128 x 128 tile (its wgmma groups completed): this consumer's 64 channels stored transposed
+// and, by its trace writer, the tile's trace record closed.
+__device__ __forceinline__ void store_wide_tile(const Params& p, float (&acc)[WideShape::accumulators], TokenRows rows,
+                                                int channel0, int linear, bool trace_writer) {
+#pragma unroll
+  for (int i = 0; i < WideShape::accumulators; ++i) ptx::fence_operand(acc[i]);
+  const float unit_scale[2] = {1.0f, 1.0f};
+  store_transposed_tile<WideShape::block_tokens>(p.y, p.n, acc, rows, channel0, unit_scale);
+  if (trace_writer) {
+    TileTrace& record = p.trace[linear];
+    record.linear = linear;
+    record.sm = static_cast<int>(ptx::sm_id());
+    record.end_ns = ptx::global_timer_ns();
+  }
+}
+
 __device__ __forceinline__ void wide_consumer_loop(const Params& p, const SharedRing<WideShape>& ring, int consumer) {
   using Shape = WideShape;
   const int t = threadIdx.x % 128, lane = t % 32;
@@ -144,16 +160,7 @@ __device__ __forceinline__ void wide_consumer_loop(const Params& p, const Shared
     ptx::wgmma_wait_group<0>();
     keep_fragments(first);
     keep_fragments(second);
-#pragma unroll
-    for (int i = 0; i < Shape::accumulators; ++i) ptx::fence_operand(acc[i]);
-    const float unit_scale[2] = {1.0f, 1.0f};
-    store_transposed_tile<Shape::block_tokens>(p.y, p.n, acc, rows, channel0, unit_scale);
-    if (trace_writer) {
-      TileTrace& record = p.trace[linear];
-      record.linear = linear;
-      record.sm = static_cast<int>(ptx::sm_id());
-      record.end_ns = ptx::global_timer_ns();
-    }
+    store_wide_tile(p, acc, rows, channel0, linear, trace_writer);
   }
 }
 

@@ -44,26 +44,13 @@ struct XPassRing {
   __device__ uint64_t* empty(int s) const { return full(stages) + s; }
 };
 
-// maps.x: bf16 [tokens, k] in boxes of 128 tokens x 64; maps.w: W's bytes in boxes of 128 x 128.
+// maps.x: bf16 [tokens, k] in boxes of 128 tokens x 64 (the stage's two K halves); maps.w: W's bytes in boxes of 128 x 128.
 __device__ __forceinline__ void xpass_producer_loop(const Params& p, const XPassRing& ring, const TensorMaps& maps) {
-  using Shape = XPassShape;
-  TileWalk walk(p.order, p.space);
-  RingCursor cursor;
-  int linear;
-  TileIndex tile;
-  while (walk.next(linear, tile)) {
-    const int x_row = token_rows(p.token_offsets, tile, Shape::block_tokens).first;
-    const int w_row = tile.expert * p.n + tile.col * Shape::channels; // rows past n: masked at the store
-    for (int kb = 0; kb < p.k_blocks; ++kb) {
-      const int s = cursor.stage, k0 = kb * kBlockK;
-      ptx::mbarrier_wait(ring.empty(s), cursor.phase ^ 1);
-      ptx::mbarrier_arrive_expect_tx(ring.full(s), Shape::stage_bytes);
-      ptx::tma_load_2d(ring.x(s), &maps.x, k0, x_row, ring.full(s));
-      ptx::tma_load_2d(ring.x(s) + Shape::x_half_bytes, &maps.x, k0 + 64, x_row, ring.full(s));
-      ptx::tma_load_2d(ring.w(s), &maps.w, k0, w_row, ring.full(s));
-      cursor.advance(ring.stages);
-    }
-  }
+  producer_loop<XPassShape>(p, ring, [&](int s, int k0, int x_row, int w_row) {
+    ptx::tma_load_2d(ring.x(s), &maps.x, k0, x_row, ring.full(s));
+    ptx::tma_load_2d(ring.x(s) + XPassShape::x_half_bytes, &maps.x, k0 + 64, x_row, ring.full(s));
+    ptx::tma_load_2d(ring.w(s), &maps.w, k0, w_row, ring.full(s));
+  });
 }
 
 // A thread's two W rows' scale words (four MX blocks each) per stage, and its warp's choice of path.
@@ -176,16 +163,7 @@ __device__ __forceinline__ void xpass_consumer_loop(const Params& p, const XPass
     keep_fragments(first);
     keep_fragments(second);
     if (previous >= 0) release_stage(ring, previous);
-#pragma unroll
-    for (int i = 0; i < Shape::accumulators; ++i) ptx::fence_operand(acc[i]);
-    const float unit_scale[2] = {1.0f, 1.0f};
-    store_transposed_tile<Shape::block_tokens>(p.y, p.n, acc, rows, channel0, unit_scale);
-    if (trace_writer) {
-      TileTrace& record = p.trace[linear];
-      record.linear = linear;
-      record.sm = static_cast<int>(ptx::sm_id());
-      record.end_ns = ptx::global_timer_ns();
-    }
+    store_wide_tile(p, acc, rows, channel0, linear, trace_writer);
   }
 }
 

@@ -45,6 +45,12 @@ int simulate_command(const Args& args) {
   std::printf("tensor cores busy %.0f%%, DRAM busy %.0f%%, %d CTA(s) per SM (limited by %s)\n",
               100 * r.extra["tensor_busy_fraction"].get<double>(), 100 * r.extra["dram_busy_fraction"].get<double>(),
               r.extra["ctas_per_sm"].get<int>(), r.extra["occupancy_limited_by"].get<std::string>().c_str());
+  if (r.extra.contains("launched_before")) // MXFP8 xpass: the dequantiser's pass over X, timed with the GEMM
+    std::printf("of which %s, launched before it: %.4f ms, DRAM read %.3f GB, write %.3f GB\n",
+                r.extra["launched_before"]["kernel"].value("name", "").c_str(),
+                r.extra["launched_before"]["time_ms"].get<double>(),
+                r.extra["launched_before"]["dram_read_bytes"].get<double>() / 1e9,
+                r.extra["launched_before"]["dram_write_bytes"].get<double>() / 1e9);
   if (gpu.power_limit_w > 0)
     std::printf("at a %g W power limit: SM clock %.0f MHz under sustained tensor load (models/power_limit.h)\n",
                 gpu.power_limit_w, gpu.sm.clock_mhz);

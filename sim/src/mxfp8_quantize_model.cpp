@@ -11,6 +11,9 @@
 //   apart; fewer at the row and column tails); it writes 128 runs of 128 bytes, one per output row,
 //   `rows` bytes apart, and 512 scale bytes.
 //
+// The dequantiser (mxfp8_dequantize, the pass the MXFP8 xpass scheme runs over X before its GEMM) is the
+// rowwise walk the other way: each step reads the elements with their scales and writes the bf16 run.
+//
 // Rowwise, the scale bytes travel with the elements as 256 more bytes on the item's contiguous run
 // (the byte count is exact, their addresses are not). Colwise, the stores are written as the
 // kernel issues them, since the L2 looks a sector up once per store request that touches it: each
@@ -95,9 +98,7 @@ public:
   void load_boxes(const WorkItem &item, int, std::vector<OperandBox> &out) const override {
     const std::int64_t step = item.tile.row;
     if (rowwise_) {
-      const std::int64_t first = step * kRowwiseStepElements;
-      const std::int64_t count = std::min(kRowwiseStepElements, shape_.elements() - first);
-      out.push_back({Operand::a, {x_base_ + static_cast<Address>(first * 2), count * 2, count * 2, 1}});
+      out.push_back({Operand::a, shape_.dequantize ? quantised_run(step) : bf16_run(step)});
       return;
     }
     const Tile t = tile_of(step);
@@ -108,12 +109,7 @@ public:
 
   Box store_box(const TileIndex &tile) const override {
     const std::int64_t step = tile.row;
-    if (rowwise_) {
-      const std::int64_t first = step * kRowwiseStepElements;
-      const std::int64_t count = std::min(kRowwiseStepElements, shape_.elements() - first);
-      const ByteCount bytes = count + count / kBlock; // elements and their scales
-      return {out_base_ + static_cast<Address>(first + first / kBlock), bytes, bytes, 1};
-    }
+    if (rowwise_) return shape_.dequantize ? bf16_run(step) : quantised_run(step);
     const Tile t = tile_of(step);
     return {out_base_ + static_cast<Address>(t.col0 * shape_.rows + t.row0), t.rows, shape_.rows,
             static_cast<int>(t.cols)};
@@ -144,6 +140,20 @@ public:
   bool calls_tile_scheduler() const override { return false; }
 
 private:
+  // A rowwise step's bf16 elements, and its FP8 elements with their scales: read and written the one
+  // way or the other (the dequantiser reads the second and writes the first).
+  Box bf16_run(std::int64_t step) const {
+    const std::int64_t first = step * kRowwiseStepElements;
+    const std::int64_t count = std::min(kRowwiseStepElements, shape_.elements() - first);
+    return {x_base_ + static_cast<Address>(first * 2), count * 2, count * 2, 1};
+  }
+  Box quantised_run(std::int64_t step) const {
+    const std::int64_t first = step * kRowwiseStepElements;
+    const std::int64_t count = std::min(kRowwiseStepElements, shape_.elements() - first);
+    const ByteCount bytes = count + count / kBlock; // elements and their scales
+    return {out_base_ + static_cast<Address>(first + first / kBlock), bytes, bytes, 1};
+  }
+
   // A colwise step's tile: its first row and column and its extent, shorter at the tails.
   struct Tile {
     std::int64_t row0, col0, rows, cols;

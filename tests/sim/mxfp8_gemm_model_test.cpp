@@ -177,6 +177,7 @@ TEST_CASE("mxfp8 GEMM model: xpass reads W's scales only, after a pass over X mo
   CHECK(pass->mxfp8.rows == 300 + 0 + 128);
   CHECK(pass->mxfp8.cols == 7168);
   CHECK(pass->mxfp8.axis == Mxfp8Axis::rowwise);
+  CHECK(pass->mxfp8.dequantize); // FP8 and scales in, bf16 out
   CHECK_FALSE(mxfp8_pass_before(spec, gpu("b200"))); // block scaling in the tensor cores: no pass
   CHECK_FALSE(mxfp8_pass_before(parse_kernel_spec(transposed_json(128, 4, 128), "t.json"), gpu("h100_sxm")));
 }

@@ -38,6 +38,25 @@ TEST_CASE("mxfp8 quantiser model: a rowwise step reads 16 KiB and writes 8 KiB o
   CHECK_FALSE(model->calls_tile_scheduler());
 }
 
+TEST_CASE("mxfp8 quantiser model: the dequantiser's direction reads 8 KiB plus 256 scale bytes and writes 16 KiB") {
+  const GpuProfile gpu = h100();
+  KernelSpec spec = quantiser(16384, 7168, "rowwise");
+  const auto forward = make_kernel_model(spec, gpu);
+  spec.mxfp8.dequantize = true;
+  const auto back = make_kernel_model(spec, gpu);
+  WorkItem item;
+  item.tile = back->lookup_tile(3).tile;
+  std::vector<OperandBox> loads, forward_loads;
+  back->load_boxes(item, 0, loads);
+  forward->load_boxes(item, 0, forward_loads);
+  REQUIRE(loads.size() == 1);
+  CHECK(loads[0].box.row_bytes == 8192 + 256);
+  CHECK(loads[0].box.base == forward->store_box(item.tile).base); // where the quantiser writes
+  const Box store = back->store_box(item.tile);
+  CHECK(store.row_bytes == 16384);
+  CHECK(store.base == forward_loads[0].box.base); // where the quantiser reads
+}
+
 TEST_CASE("mxfp8 quantiser model: a colwise step is a 128 x 128 tile, written as runs of the transposed rows") {
   const GpuProfile gpu = h100();
   const auto model = make_kernel_model(quantiser(96, 544, "colwise"), gpu);
