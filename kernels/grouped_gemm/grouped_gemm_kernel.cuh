@@ -336,13 +336,21 @@ __device__ __forceinline__ void consumer_loop(const GroupedGemmParams& p, const 
   float acc[Shape::accumulators];
   while (scheduler.next(work)) {
     // The start time goes straight to memory: a register held across the main loop would spill.
-    if (trace_writer && work.store) p.trace[work.linear].start_ns = ptx::global_timer_ns();
+    const bool stamp = trace_writer && work.store;
+    if (stamp) {
+      p.trace[work.linear].start_ns = ptx::global_timer_ns();
+      p.trace[work.linear].start_cycles = clock64();
+    }
     load_bias<BlockN, Epilogue>(p, ring, work.tile, consumer);
 #pragma unroll
     for (int i = 0; i < Shape::accumulators; ++i) acc[i] = 0.0f;
     int previous_stage = -1;
     for (int kb = 0; kb < p.k_blocks; ++kb) {
       ptx::mbarrier_wait(ring.full(cursor.stage), cursor.phase);
+      if (stamp) {
+        if (kb == 0) p.trace[work.linear].first_step_cycles = clock64();
+        if (kb == p.k_blocks - 1) p.trace[work.linear].last_step_cycles = clock64();
+      }
       ptx::wgmma_fence();
       wgmma_k_block<BlockN>(acc, ptx::smem_descriptor_sw128(ring.a(cursor.stage) + consumer * 64 * 128),
                             ptx::smem_descriptor_sw128(ring.b(cursor.stage)));
@@ -370,6 +378,7 @@ __device__ __forceinline__ void consumer_loop(const GroupedGemmParams& p, const 
         record.linear = work.linear;
         record.sm = static_cast<int>(ptx::sm_id());
         record.end_ns = ptx::global_timer_ns();
+        record.end_cycles = clock64();
       }
     }
   }

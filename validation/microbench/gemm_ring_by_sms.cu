@@ -1,14 +1,17 @@
 // Is the grouped GEMM's K step bound by the whole L2 or by each SM? (issue 16, validation/NOTES.md,
 // "The L2 probe".) The kernel itself (kernels/grouped_gemm), dense, grouped_m:8, clusters of two,
-// persistent, with its grid cut to 2, 66, 110 or 132 SMs: a shared L2 server that binds at 132 SMs
-// lets 2 or 66 SMs run their K steps at the wgmma rate; a limit of each SM's own (its read port, its
-// stage ring's loaded latency) keeps the step where it is at every count.
+// persistent, with its grid cut to 2, 66 or 132 SMs: a shared L2 server that binds at 132 SMs lets 2
+// or 66 SMs run their K steps at the wgmma rate; a limit of each SM's own (its read port, its stage
+// ring's loaded latency, its consumers' loop) keeps the step above it at every count. (The run of
+// 2026-11-25 11:56 UTC also cut it to 110 SMs and traced ns only.)
 //
 // Operands of 4096 x 4096 x K (K = 1024, 2048: 16 and 32 MB) stay in the 50 MB L2 after the first
 // launch; 8192 x 8192 x 8192 is the dataset's calibration configuration, fed partly from DRAM.
 // Every configuration runs launches back to back for at least `phase_ms` (CUDA events around each,
 // the SM clock over each from stamp_sms before and after it; the medians are reported). The last
-// launch of the phase records every tile's SM, start and end (kernels/common/tile_trace.h).
+// launch of the phase records every tile's SM, start and end, in ns and in the SM's own cycles, with
+// the cycle counts after its first and last K step's stage landed (kernels/common/tile_trace.h): the
+// K step in cycles from one tile, one launch and one clock.
 // Before timing, the output is poisoned (0xffff bf16 NaN) and 256 sampled elements of the first
 // launch are checked against a double-precision product of the same inputs.
 //
@@ -28,6 +31,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -159,7 +163,8 @@ void run(const Config &c, Buffers &b, double phase_ms, bool first) {
   unsigned long long t0 = ~0ULL;
   int bad = 0;
   for (const TileTrace &t : trace) {
-    if (t.linear < 0 || t.end_ns < t.start_ns)
+    if (t.linear < 0 || t.end_ns < t.start_ns || t.start_cycles < 0 || t.first_step_cycles < t.start_cycles ||
+        t.last_step_cycles < t.first_step_cycles || t.end_cycles < t.last_step_cycles)
       ++bad;
     else
       t0 = std::min(t0, t.start_ns);
@@ -175,8 +180,9 @@ void run(const Config &c, Buffers &b, double phase_ms, bool first) {
               error <= kTolerance && bad == 0 ? "pass" : "fail", bad, ms.size(), sorted[sorted.size() / 2],
               sorted[sorted.size() / 10], sorted[sorted.size() * 9 / 10], mhz[mhz.size() / 2]);
   for (int i = 0; i < tiles; ++i)
-    std::printf("%s[%d, %d, %llu, %llu]", i ? ", " : "", trace[i].linear, trace[i].sm, trace[i].start_ns - t0,
-                trace[i].end_ns - t0);
+    std::printf("%s[%d, %d, %llu, %llu, %lld, %lld, %lld]", i ? ", " : "", trace[i].linear, trace[i].sm,
+                trace[i].start_ns - t0, trace[i].end_ns - t0, trace[i].first_step_cycles - trace[i].start_cycles,
+                trace[i].last_step_cycles - trace[i].start_cycles, trace[i].end_cycles - trace[i].start_cycles);
   std::printf("]}");
   std::fflush(stdout);
   std::fprintf(stderr, "%s: %dx%dx%d 128x%d on %d SMs: %.4f ms, %.0f MHz, error %.2e, %zu launches\n", kProgram, c.p.m,
@@ -194,11 +200,13 @@ int main(int argc, char **argv) {
   }
   std::vector<Config> configs;
   const int all = prop.multiProcessorCount;
-  for (const int k : {1024, 2048})
-    for (const int sms : {2, 66, 110, all}) configs.push_back({{4096, 4096, k, 128, 6}, sms});
-  for (const int k : {1024, 2048})
-    for (const int sms : {2, all}) configs.push_back({{4096, 4096, k, 256, 4}, sms});
-  for (const int sms : {66, 110, all}) configs.push_back({{8192, 8192, 8192, 128, 6}, sms});
+  // 128x128 (6 stages) and 128x256 (4 stages) on 2, 66 and every SM: operands in L2 (4096 x 4096, K
+  // = 1024 and 2048) and the calibration configuration 8192^3, fed partly from DRAM.
+  for (const auto [tile_n, stages] : {std::pair{128, 6}, std::pair{256, 4}})
+    for (const int sms : {2, 66, all}) {
+      for (const int k : {1024, 2048}) configs.push_back({{4096, 4096, k, tile_n, stages}, sms});
+      configs.push_back({{8192, 8192, 8192, tile_n, stages}, sms});
+    }
 
   int max_m = 0, max_n = 0, max_k = 0;
   for (const Config &c : configs)
@@ -220,7 +228,9 @@ int main(int argc, char **argv) {
   CHECK_CUDA(cudaMalloc(&b.stamps, 2 * all * sizeof(Stamp)));
   CHECK_CUDA(cudaFuncSetAttribute(stamp_sms, cudaFuncAttributeMaxDynamicSharedMemorySize, kStampSharedBytes));
   std::printf("{\n \"gpu\": \"%s\", \"sms\": %d, \"order\": \"grouped_m:8\", \"cluster\": 2, \"persistent\": true,\n"
-              " \"trace_is\": \"the phase's last launch: [work item, SM, start ns, end ns] from the first start\",\n"
+              " \"trace_is\": \"the phase's last launch: [work item, SM, start ns, end ns] from the first start, then the "
+              "SM's cycles from the tile's start to its first K step's stage landing, to its last one's, and to its "
+              "end\",\n"
               " \"configs\": [",
               prop.name, all);
   try {
