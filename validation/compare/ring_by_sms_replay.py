@@ -6,7 +6,9 @@ For each launch of a gemm_ring_by_sms run (validation/microbench/gemm_ring_by_sm
 simulates the same dense grouped_m:8 GEMM on the SMs the GPU ran it on, at the SM clock stamped
 around it: a copy of the profile (in a temporary folder) that keeps only those SMs (their GPC,
 L2 partition, service factors and dispatch orders, renumbered in order) and takes that clock, and
-optionally another L2 bandwidth. Prints the GPU's and the model's median tile and launch time, the
+optionally another L2 bandwidth. Where the trace records carry each tile's cycle counts (runs of
+this tree's gemm_ring_by_sms), the clock is the tiles' own instead (their median cycles over ns,
+start to end): the stamped one reads up to 12% high where most SMs idle. Prints the GPU's and the model's median tile and launch time, the
 model's L2 server busy fraction and the share of the read sectors the SMs asked for (promoted ones
 included) that its request coalescer merged, and per SM count the K step (the median tile from
 K = 1024 to 2048 over 16 steps, ns), the model's also per GPC (gemm_ring_by_sms_fit.py gives the
@@ -48,6 +50,13 @@ def median_tile_ns(tiles):
     return statistics.median(t[1] for t in tiles)
 
 
+def launch_clock_mhz(config):
+    """The tiles' own clock where the trace has their cycles (7 fields a record), else the stamped one."""
+    if len(config["trace"][0]) == 7:
+        return statistics.median(1e3 * r[6] / (r[3] - r[2]) for r in config["trace"])
+    return config["sm_clock_mhz"]
+
+
 def main():
     if len(sys.argv) not in (4, 5):
         sys.exit(__doc__.strip().splitlines()[-1])
@@ -60,7 +69,8 @@ def main():
         for c in run["configs"]:
             sms = sorted({t[1] for t in c["trace"]})
             gpu_path, spec_path, out_path = (os.path.join(folder, f) for f in ("gpu.json", "spec.json", "out.json"))
-            json.dump(profile_on(base, sms, c["sm_clock_mhz"], l2), open(gpu_path, "w"))
+            clock = launch_clock_mhz(c)
+            json.dump(profile_on(base, sms, clock, l2), open(gpu_path, "w"))
             json.dump({"name": "gemm_ring_by_sms", "kind": "gemm", "dtype": "bf16", "m": c["m"], "n": c["n"], "k": c["k"],
                        "layout": {"a": "row", "b": "col"}, "tile": {"m": 128, "n": c["tile"][1], "k": 64},
                        "stages": c["stages"], "warps": 12, "load": "tma", "persistent": True, "cluster": 2,
@@ -68,13 +78,13 @@ def main():
             subprocess.run([tilesim, "simulate", "--gpu", gpu_path, "--kernel", spec_path, "--out", out_path], check=True,
                            stdout=subprocess.DEVNULL)
             model = json.load(open(out_path))
-            gpu_tile = median_tile_ns([(0, end - start) for _, _, start, end in c["trace"]])
+            gpu_tile = median_tile_ns([(0, r[3] - r[2]) for r in c["trace"]])
             model_tile = median_tile_ns([(0, t["end_ns"] - t["start_ns"]) for t in model["tiles"]])
             extra = model["extra"]
             if c["m"] != 4096:  # the calibration configuration, fed from DRAM: its drift, not its K step
-                gpu_tiles = [{"linear": l, "sm": sm, "start_ns": a, "end_ns": b} for l, sm, a, b in c["trace"]]
+                gpu_tiles = [{"linear": r[0], "sm": r[1], "start_ns": r[2], "end_ns": r[3]} for r in c["trace"]]
                 gpu_spread, model_spread = start_spread_us(gpu_tiles), start_spread_us(model["tiles"])
-                print(f"  {c['m']}x{c['n']}x{c['k']} 128x{c['tile'][1]} on {len(sms):3d} SMs at {c['sm_clock_mhz']:.0f} MHz: "
+                print(f"  {c['m']}x{c['n']}x{c['k']} 128x{c['tile'][1]} on {len(sms):3d} SMs at {clock:.0f} MHz: "
                       f"launch {c['median_ms']:.4f} / {model['time_ms']:.4f} ms "
                       f"({100 * (model['time_ms'] / c['median_ms'] - 1):+5.1f}%), start spread us "
                       + "  ".join(f"w{w} {gpu_spread[w]:.1f} / {model_spread.get(w, float('nan')):.1f}" for w in gpu_spread))
@@ -86,7 +96,7 @@ def main():
             for t in model["tiles"]:
                 per_gpc.setdefault(base["sm"]["gpc"]["value"][sms[t["sm"]]], []).append(t["end_ns"] - t["start_ns"])
             gpc_medians[(c["tile"][1], len(sms), c["k"])] = {g: statistics.median(v) for g, v in per_gpc.items()}
-            print(f"  128x{c['tile'][1]} K {c['k']} on {len(sms):3d} SMs at {c['sm_clock_mhz']:.0f} MHz: median tile "
+            print(f"  128x{c['tile'][1]} K {c['k']} on {len(sms):3d} SMs at {clock:.0f} MHz: median tile "
                   f"{gpu_tile:6.0f} / {model_tile:6.0f} ns, launch {c['median_ms']:.4f} / {model['time_ms']:.4f} ms "
                   f"({100 * (model['time_ms'] / c['median_ms'] - 1):+5.1f}%); model L2 server "
                   f"{100 * extra['l2_bandwidth_busy_fraction']:3.0f}% busy, coalescer "

@@ -45,8 +45,8 @@ constexpr double kTolerance = 2e-2; // bf16 output of an fp32 sum of bf16 produc
 // clock over it: the SMs share one clock, and an SM that idles may stop counting, so the fastest
 // SM's ratio is the clock (NVML's reported SM clock stays at the boost clock while the power cap
 // lowers the real one: validation/data/h100/nvidia_smi_during_dataset.csv). On 2 SMs it read
-// 2040-2070 MHz, above the GPU's 1980 MHz maximum (validation/data/h100/microbench/gemm_ring_by_sms/):
-// take it as a few percent high where most SMs idle.
+// 2040-2100 MHz, 11-14% above the tiles' own cycles over their ns (1833-1870 MHz,
+// validation/data/h100/microbench/gemm_ring_cycles/): where most SMs idle, read the tiles' clock.
 struct Stamp {
   long long cycles;
   unsigned long long ns;

@@ -30,7 +30,7 @@ def step_bytes(tile_n):
 
 
 def median_tile_ns(config):
-    return statistics.median(end - start for _, _, start, end in config["trace"])
+    return statistics.median(r[3] - r[2] for r in config["trace"])
 
 
 def by_gpc_step(short, long, gpc_of_sm):
@@ -38,7 +38,7 @@ def by_gpc_step(short, long, gpc_of_sm):
     medians = []
     for config in (short, long):
         tiles = {}
-        for _, sm, start, end in config["trace"]:
+        for _, sm, start, end, *_ in config["trace"]:
             tiles.setdefault(gpc_of_sm[sm], {}).setdefault(sm, []).append(end - start)
         medians.append({g: (len(sms), statistics.median([d for v in sms.values() for d in v])) for g, sms in tiles.items()})
     return {g: (medians[0][g][0], (medians[1][g][1] - medians[0][g][1]) / STEPS_BETWEEN) for g in sorted(medians[0])}

@@ -6,7 +6,11 @@ Reads gemm_ring_by_sms's runs whose trace records carry the SM's clock64 at the 
 its first and its last K step's stage landed, and at its end (validation/microbench/
 gemm_ring_by_sms.cu, kernels/common/tile_trace.h). A tile's K step is (last - first) / (K steps - 1):
 one tile, one launch, one clock, so the clock's fall between launches that the ns slopes of
-gemm_ring_by_sms_fit.py hold drops out. For each configuration: the median tile's step in cycles and
+gemm_ring_by_sms_fit.py hold drops out. That ratio reads a little low: the consumer stamps a step
+when its stage has landed, before it waits for the previous step's wgmma, so the first stamp has no
+wgmma in flight and the last one two, and last - first spans about K steps - 2 wgmma groups. The
+slope of the median (last - first) from K = 1024 to 2048 (4096 x 4096, each tile in its own cycles)
+is the step without that offset, and is given per tile shape and SM count. For each configuration: the median tile's step in cycles and
 against the wgmma's (2 x 128 x N x 64 FLOP at 4096 FLOP an SM cycle: 512 for 128x128, 1024 for
 128x256), the first stage's wait (start to first landing), the tail (last landing to end: the last
 wgmma and the epilogue), the tiles' own clock (cycles over ns, start to end) and, on 66 and 132
@@ -36,6 +40,7 @@ def main():
         sys.exit(__doc__.strip().splitlines()[-1])
     gpc_of_sm = json.load(open(sys.argv[1]))["sm"]["gpc"]["value"]
     for path in sys.argv[2:]:
+        spans = {}
         data = json.load(open(path))
         bad = [c for c in data["configs"] if c["check"] != "pass" or len(c["trace"][0]) != 7]
         if bad:
@@ -46,6 +51,7 @@ def main():
             tile_n, k_steps = c["tile"][1], c["k"] // 64
             figures = [tile_figures(r, k_steps) for r in c["trace"]]
             step, first, tail, mhz = (statistics.median(f[i] for f in figures) for i in range(4))
+            spans[(tile_n, c["sms_given"], c["m"], k_steps)] = statistics.median(r[5] - r[4] for r in c["trace"])
             print(f"  {c['m']}x{c['n']}x{c['k']:<5d} 128x{tile_n} on {c['sms_given']:3d} SMs: K step {step:6.1f} cycles "
                   f"({step / wgmma_cycles(tile_n):.3f}x the wgmma's {wgmma_cycles(tile_n):.0f}; p10 / p90 "
                   f"{statistics.quantiles([f[0] for f in figures], n=10)[0]:.0f} / "
@@ -59,6 +65,12 @@ def main():
                     by_gpc[gpc_of_sm[r[1]]][1].add(r[1])
                 print("    by GPC (SMs: K step cycles): " + "  ".join(
                     f"{g} ({len(sms)}: {statistics.median(steps):.0f})" for g, (steps, sms) in sorted(by_gpc.items())))
+        for (tile_n, sms, m, k_steps), span in sorted(spans.items()):
+            longer = spans.get((tile_n, sms, m, 2 * k_steps))
+            if m == 4096 and longer is not None:
+                slope = (longer - span) / k_steps
+                print(f"  128x{tile_n} on {sms:3d} SMs, K {64 * k_steps} -> {128 * k_steps}: K step {slope:6.1f} cycles "
+                      f"({slope / wgmma_cycles(tile_n):.3f}x the wgmma's), the slope of the median first-to-last span")
 
 
 if __name__ == "__main__":
