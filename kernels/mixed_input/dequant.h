@@ -105,6 +105,32 @@ TILESIM_HOST_DEVICE uint32_t mul_bf16x2(uint32_t a, uint32_t b) {
 #endif
 }
 
+// sub.rn.bf16x2 (9.7.4.2, sm_90): both halves a - b, each rounded to nearest even once. The host
+// spelling subtracts in fp32, exact wherever the difference has at most 24 significant bits (every
+// use here: differences of small integers).
+TILESIM_HOST_DEVICE uint32_t sub_bf16x2(uint32_t a, uint32_t b) {
+#if defined(__CUDA_ARCH__)
+  uint32_t out;
+  asm("sub.rn.bf16x2 %0, %1, %2;" : "=r"(out) : "r"(a), "r"(b));
+  return out;
+#else
+  return pack_bf16x2_rn(bf16_to_float(a & 0xFFFFu) - bf16_to_float(b & 0xFFFFu),
+                        bf16_to_float(a >> 16) - bf16_to_float(b >> 16));
+#endif
+}
+
+// lop3.b32 (9.7.8.6) with the function (a & b) | c: one instruction where the compiler, left to
+// itself, spent two on the constants (v20's SASS).
+TILESIM_HOST_DEVICE uint32_t and_or(uint32_t a, uint32_t b, uint32_t c) {
+#if defined(__CUDA_ARCH__)
+  uint32_t out;
+  asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(out) : "r"(a), "r"(b), "r"(c));
+  return out;
+#else
+  return (a & b) | c;
+#endif
+}
+
 // --- the two conversions ---
 
 // What the kernel applies to a loaded word before converting it: the sign flip for int8.
@@ -122,6 +148,24 @@ TILESIM_HOST_DEVICE uint32_t convert_pair_prmt(uint32_t flipped, uint32_t b, flo
   const float hi = bits_to_float(byte_perm(flipped, kMagicF32, 0x7540u | (b + 1))) - magic_zero;
   // Bytes 2, 3 of lo then bytes 2, 3 of hi: the upper halves, which are exact bf16 here.
   return byte_perm(float_to_bits(lo), float_to_bits(hi), 0x7632u);
+}
+
+// Prefill tiles from whole 16-byte units (NOTES.md v20): lane q of a row needs bytes 2q and 2q + 1
+// of each 8-byte half of the unit, and byte_perm(half's low word, its high word, selector) brings
+// them to bytes 0 and 1 (the fp32 path, which then converts byte b = 0) or 0 and 2 (int8 as packed
+// bf16, below): the lane's own selector does what k_block's lane-dependent addresses did.
+TILESIM_HOST_DEVICE uint32_t pair_selector(uint32_t q, bool packed_int8) {
+  return packed_int8 ? (2 * q) | ((2 * q + 1) << 8) : (2 * q) | ((2 * q + 1) << 4);
+}
+
+// int8 as packed bf16, the pair at bytes 0 and 2 (pair_selector's packed form; NOTES.md v18, v20).
+// Bits 0x43qq are 2^7 with q's low 7 bits as the mantissa (unit 1) and q's top bit as the
+// exponent's lowest: one lop3 keeps the low bits under 0x43 (128 + low), another only the top bit
+// (0x4300 or 0x4380: 128 or 256), and the signed byte, low - 128 top, is their difference, one
+// sub.bf16x2 for the pair, exact (|value| <= 128 has at most 8 significant bits). No flip: per
+// pair the prmt, 2 lop3 and the sub, against the fp32 path's flip, 2 prmt, 2 fadd and pack.
+TILESIM_HOST_DEVICE uint32_t convert_pair_int8_bf16x2(uint32_t spread) {
+  return sub_bf16x2(and_or(spread, 0x007F007Fu, 0x43004300u), and_or(spread, 0x00800080u, 0x43004300u));
 }
 
 // Naive path, on the same flipped word and effective zero: I2F of each byte, subtract, cvt pack.

@@ -39,6 +39,13 @@
 #include "kernels/mixed_input/mixed_input_gemm.h"
 #include "models/launch_order.h"
 
+// v20 (NOTES.md): 1 builds the prefill tiles' K loop from whole 16-byte W units (ld.shared.v4), its
+// ring addresses kept as 32-bit shared addresses and the group scales compiled in only where a
+// problem has them; 0 keeps v16's K loop.
+#ifndef TILESIM_MIXED_INPUT_PREFILL_V20
+#define TILESIM_MIXED_INPUT_PREFILL_V20 0
+#endif
+
 namespace tilesim::kernels::mixed_input {
 
 struct TensorMaps {
@@ -278,6 +285,124 @@ __device__ __forceinline__ void k_block(const Params& p, const SharedRing<Shape>
   ptx::wgmma_commit_group();
 }
 
+#if TILESIM_MIXED_INPUT_PREFILL_V20
+// A prefill consumer's ring as 32-bit shared addresses: the ring's base and the thread's first W
+// unit in stage 0 (row r, unit `phase`) computed once and held, every stage's barrier, W and X
+// descriptor a multiply-add from them, where k_block rebuilds each from generic pointers every K
+// block. Both (and the lane's pair selector) go through an empty asm that the compiler cannot see
+// through: left to itself, ptxas rebuilt them from the special registers every block (v20's SASS).
+template <class Shape> struct PrefillRing {
+  static constexpr uint32_t x_stage = Shape::x_bytes, w_stage = Shape::w_bytes; // one K block a stage
+  uint32_t base, w0;
+  int stages;
+  __device__ PrefillRing(const SharedRing<Shape>& ring, const WordAddress<Shape::block_k>& src)
+      : base(held(ptx::smem_addr(ring.base))), w0(held(base + ring.stages * x_stage + (src.base & ~15u))),
+        stages(ring.stages) {}
+  __device__ uint32_t full(int s) const { // SharedRing::full: past the stages and the TMA-store buffers
+    return base + stages * (x_stage + w_stage) + Shape::consumers * Shape::staging_bytes + 8 * s;
+  }
+  __device__ uint32_t empty(int s) const { return full(stages + s); }
+  __device__ uint32_t w(int s) const { return w0 + s * w_stage; }
+  // The low word of stage s's X descriptor (ptx::smem_descriptor_sw128: the 14-bit start address in
+  // 16-byte units, the leading byte offset 1 above it); the high word is a constant.
+  __device__ uint32_t x_descriptor_lo(int s) const { return (((base + s * x_stage) & 0x3FFFF) >> 4) | (1u << 16); }
+  static constexpr uint32_t x_descriptor_hi = static_cast<uint32_t>(((1024 >> 4) | (uint64_t(1) << 30)));
+  // Up to 224 tokens: beside 256 tokens' 128 accumulators, holding them spilled.
+  __device__ static uint32_t held(uint32_t v) {
+    if constexpr (Shape::block_tokens <= 224) asm volatile("" : "+r"(v));
+    return v;
+  }
+};
+
+// One prefill K block from whole 16-byte units: row i's unit kk (K 16 kk .. 16 kk + 15) holds every
+// byte the thread's four fragment registers of that row and step need, two of each 8-byte half:
+// bytes 2q, 2q + 1 and 8 + 2q, 9 + 2q (q = lane % 4; PTX ISA 9.7.15.5.1.1, "Register fragments:
+// matrix A"). The four lanes of a row load the same unit and the warp's 8 rows sit in 8 distinct
+// 16-byte bank groups (64-byte rows, 64-byte swizzle: unit kk ^ (r / 2) % 4 of row r), so one
+// ld.shared.v4 a row and step where k_block issues two ld.shared.b32; the lane picks its pair out
+// of each half with one prmt whose selector is its own (dequant::pair_selector). All 8 loads issue
+// before the first conversion: 32 registers of units, which fit beside 256 tokens' 128
+// accumulators without a spill.
+template <class Shape, bool Signed, bool GroupScales>
+__device__ __forceinline__ void prefill_units_to_fragments(uint32_t w, uint32_t pick, const ChannelQuant& cq,
+                                                           const uint32_t (&group_scale)[2],
+                                                           uint32_t (&frag)[Shape::k_steps][4]) {
+  constexpr int K = Shape::k_steps;
+  constexpr uint32_t row8 = WordAddress<Shape::block_k>::row8_bytes;
+  uint4 unit[K][2];
+#pragma unroll
+  for (int kk = 0; kk < K; ++kk)
+#pragma unroll
+    for (int i = 0; i < 2; ++i) unit[kk][i] = ptx::ld_shared_v4((w ^ (kk << 4)) + i * row8);
+#pragma unroll
+  for (int kk = 0; kk < K; ++kk) {
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const uint4 u = unit[kk][i];
+      if constexpr (Signed) {
+        frag[kk][i] = dequant::convert_pair_int8_bf16x2(dequant::byte_perm(u.x, u.y, pick));
+        frag[kk][2 + i] = dequant::convert_pair_int8_bf16x2(dequant::byte_perm(u.z, u.w, pick));
+      } else {
+        frag[kk][i] = dequant::convert_pair_prmt(dequant::byte_perm(u.x, u.y, pick), 0, cq.magic_zero[i]);
+        frag[kk][2 + i] = dequant::convert_pair_prmt(dequant::byte_perm(u.z, u.w, pick), 0, cq.magic_zero[i]);
+      }
+      if constexpr (GroupScales) {
+        frag[kk][i] = dequant::mul_bf16x2(frag[kk][i], group_scale[i] * 0x10001u);
+        frag[kk][2 + i] = dequant::mul_bf16x2(frag[kk][2 + i], group_scale[i] * 0x10001u);
+      }
+    }
+  }
+}
+
+template <class Shape, bool GroupScales>
+__device__ __forceinline__ void prefill_k_block(const Params& p, const PrefillRing<Shape>& at, const RingCursor& cursor,
+                                                uint32_t pick, const ChannelQuant& cq, int kb,
+                                                uint32_t (&frag)[Shape::k_steps][4], float (&acc)[Shape::accumulators]) {
+  uint32_t group_scale[2] = {0, 0};
+  if constexpr (GroupScales) // issued before the wait so that the load overlaps it; a group is 128 of K
+    for (int i = 0; i < 2; ++i) group_scale[i] = __ldg(p.scales + cq.scale_row[i] + kb * Shape::block_k / 128);
+  ptx::mbarrier_wait(at.full(cursor.stage), cursor.phase);
+  const uint32_t w = at.w(cursor.stage);
+  if (p.signed_weights)
+    prefill_units_to_fragments<Shape, true, GroupScales>(w, pick, cq, group_scale, frag);
+  else
+    prefill_units_to_fragments<Shape, false, GroupScales>(w, pick, cq, group_scale, frag);
+  const uint32_t x_lo = at.x_descriptor_lo(cursor.stage);
+  ptx::wgmma_fence(); // the fragments were written by ordinary instructions
+#pragma unroll
+  for (int kk = 0; kk < Shape::k_steps; ++kk)
+    ptx::wgmma_rs<Shape::block_tokens>(acc, frag[kk], x_descriptor<Shape>(x_lo, PrefillRing<Shape>::x_descriptor_hi, kk));
+  ptx::wgmma_commit_group();
+}
+
+// A prefill tile's K loop (k_block's, one K block a stage, alternating fragment sets), compiled
+// once with group scales and once without, so that per-channel problems issue no group-scale load.
+template <class Shape, bool GroupScales>
+__device__ __forceinline__ void prefill_k_loop(const Params& p, const PrefillRing<Shape>& at, RingCursor& cursor,
+                                               uint32_t pick, const ChannelQuant& cq,
+                                               uint32_t (&frag)[2][Shape::k_steps][4], float (&acc)[Shape::accumulators]) {
+  const int lane = threadIdx.x % 32;
+  int previous_stage = -1;
+  for (int kb = 0; kb < p.k_blocks; ++kb) {
+    if (kb % 2 == 0)
+      prefill_k_block<Shape, GroupScales>(p, at, cursor, pick, cq, kb, frag[0], acc);
+    else
+      prefill_k_block<Shape, GroupScales>(p, at, cursor, pick, cq, kb, frag[1], acc);
+    ptx::wgmma_wait_group<1>(); // the previous block's wgmma are done: its stage goes back
+    if (previous_stage >= 0 && lane == 0) ptx::mbarrier_arrive(at.empty(previous_stage));
+    previous_stage = cursor.stage;
+    cursor.advance(p.stages);
+  }
+  ptx::wgmma_wait_group<0>();
+  if (previous_stage >= 0 && lane == 0) ptx::mbarrier_arrive(at.empty(previous_stage));
+}
+
+template <class Shape, dequant::Conversion Path>
+constexpr bool prefill_v20 = !Shape::split_k && Path == dequant::Conversion::prmt;
+#else
+template <class Shape, dequant::Conversion Path> constexpr bool prefill_v20 = false;
+#endif
+
 // Accumulator layout of wgmma m64nN (PTX ISA 9.7.15.5.1.1, "Matrix D"): thread t holds rows
 // (channels) 16 (t / 32) + (t % 32) / 4 and + 8, columns (tokens) 8 j + 2 (t % 4) and + 1.
 template <class Shape>
@@ -395,6 +520,17 @@ __device__ __forceinline__ void consumer_loop(const Params& p, const SharedRing<
     }
 #pragma unroll
     for (int i = 0; i < Shape::accumulators; ++i) acc[i] = 0.0f;
+#if TILESIM_MIXED_INPUT_PREFILL_V20
+    if constexpr (prefill_v20<Shape, Path>) {
+      const PrefillRing<Shape> at(ring, src);
+      const uint32_t pick = PrefillRing<Shape>::held(dequant::pair_selector(lane % 4, p.signed_weights));
+      if (p.groups)
+        prefill_k_loop<Shape, true>(p, at, cursor, pick, cq, frag, acc);
+      else
+        prefill_k_loop<Shape, false>(p, at, cursor, pick, cq, frag, acc);
+    } else
+#endif
+    {
     int previous_stage = -1, mine = 0;
     for (int first = 0, ks = 0; first < p.k_blocks; first += ring.blocks, ++ks) {
       if (Shape::split_k && ks % Shape::consumers != consumer) { // another consumer's stage
@@ -431,6 +567,7 @@ __device__ __forceinline__ void consumer_loop(const Params& p, const SharedRing<
     }
     ptx::wgmma_wait_group<0>();
     if (previous_stage >= 0 && lane == 0) ptx::mbarrier_arrive(ring.empty(previous_stage));
+    }
 #pragma unroll
     for (int i = 0; i < Shape::accumulators; ++i) ptx::fence_operand(acc[i]);
     if constexpr (Shape::split_k) {

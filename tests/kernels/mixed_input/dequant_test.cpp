@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <cstring>
 
 namespace dq = tilesim::kernels::dequant;
 
@@ -29,6 +30,32 @@ template <dq::Conversion Path> int mismatches(bool is_signed, uint32_t zero_poin
       const uint32_t want_hi = dq::reference_bf16(uint8_t(v + 1), is_signed, zero_point, scale_bits);
       if ((pair & 0xFFFFu) != want_lo || (pair >> 16) != want_hi) ++wrong;
     }
+  return wrong;
+}
+
+// Prefill tiles' unit path (v20): lane q picks bytes 2q, 2q + 1 of each 8-byte half of a 16-byte
+// unit. The unit holds v, v + 1 there in the low half and v + 2, v + 3 in the high half, every
+// other byte 0xA5; both halves' pairs, through int8's packed path or the fp32 path with `zero`.
+int unit_mismatches(bool is_signed, uint32_t zero_point, uint32_t q) {
+  int wrong = 0;
+  for (int v = 0; v < 256; ++v) {
+    uint8_t bytes[16];
+    for (uint8_t& b : bytes) b = 0xA5;
+    for (int j = 0; j < 2; ++j) {
+      bytes[2 * q + j] = uint8_t(v + j);
+      bytes[8 + 2 * q + j] = uint8_t(v + 2 + j);
+    }
+    uint32_t word[4];
+    std::memcpy(word, bytes, sizeof word);
+    for (int half = 0; half < 2; ++half) {
+      const uint32_t picked = dq::byte_perm(word[2 * half], word[2 * half + 1], dq::pair_selector(q, is_signed));
+      const uint32_t pair = is_signed ? dq::convert_pair_int8_bf16x2(picked)
+                                      : dq::convert_pair_prmt(picked, 0, dq::kMagicValue + float(zero_point));
+      for (int j = 0; j < 2; ++j)
+        if (((pair >> (16 * j)) & 0xFFFFu) != dq::reference_bf16(uint8_t(v + 2 * half + j), is_signed, zero_point, 0x3F80u))
+          ++wrong;
+    }
+  }
   return wrong;
 }
 
@@ -64,5 +91,22 @@ TEST_CASE("both conversions are bit-exact for every byte value", "[dequant]") {
         CHECK(mismatches<dq::Conversion::prmt>(false, zero, scale) == 0);
         CHECK(mismatches<dq::Conversion::cvt>(false, zero, scale) == 0);
       }
+  }
+}
+
+TEST_CASE("prefill units: each lane's pair picked by its selector, then converted", "[dequant]") {
+  // Lane 3's selectors: bytes 6, 7 to bytes 0, 1 (fp32 path) or 0, 2 (packed int8).
+  CHECK(dq::pair_selector(3, false) == 0x76u);
+  CHECK(dq::pair_selector(3, true) == 0x706u);
+  // int8 -1 (0xFF) and -128 (0x80) at bytes 6, 7: 0x437F - 0x4380 = -1 -> 0xBF80; 0x4300 - 0x4380 = -128 -> 0xC300.
+  CHECK(dq::convert_pair_int8_bf16x2(dq::byte_perm(0x11223344u, 0x80FF5566u, 0x706u)) == (0xBF80u | (0xC300u << 16)));
+  // 127 (0x7F) and 0: 0x437F - 0x4300 = 127 -> 0x42FE; 0x4300 - 0x4300 = +0.
+  CHECK(dq::convert_pair_int8_bf16x2(0x0000007Fu) == 0x42FEu);
+  // uint8 255 and 1 at bytes 0, 1 (lane 0), zero point 1: 254 -> 0x437E, 0 -> +0.
+  CHECK(dq::convert_pair_prmt(dq::byte_perm(0xEEDD01FFu, 0u, dq::pair_selector(0, false)), 0, dq::kMagicValue + 1.0f) ==
+        0x437Eu);
+  for (uint32_t q = 0; q < 4; ++q) {
+    CHECK(unit_mismatches(true, 0, q) == 0);
+    for (uint32_t zero : {0u, 1u, 127u, 128u, 255u}) CHECK(unit_mismatches(false, zero, q) == 0);
   }
 }
