@@ -6,7 +6,10 @@ For each launch of a gemm_ring_by_sms run (validation/microbench/gemm_ring_by_sm
 simulates the same dense grouped_m:8 GEMM on the SMs the GPU ran it on, at the SM clock stamped
 around it: a copy of the profile (in a temporary folder) that keeps only those SMs (their GPC,
 L2 partition, service factors and dispatch orders, renumbered in order) and takes that clock, and
-optionally another L2 bandwidth. Where the trace records carry each tile's cycle counts (runs of
+optionally another L2 bandwidth. Each launch's trace span (first tile start to last tile end) is
+given beside its time: the CUDA events around one launch also hold its launch (~4 us,
+validation/data/h100/microbench/launch_overhead.json), which the model's time, like the dataset's
+CUPTI durations, does not. Where the trace records carry each tile's cycle counts (runs of
 this tree's gemm_ring_by_sms), the clock is the tiles' own instead (their median cycles over ns,
 start to end): the stamped one reads up to 12% high where most SMs idle. Prints the GPU's and the model's median tile and launch time, the
 model's L2 server busy fraction and the share of the read sectors the SMs asked for (promoted ones
@@ -50,6 +53,11 @@ def median_tile_ns(tiles):
     return statistics.median(t[1] for t in tiles)
 
 
+def trace_span_us(starts_ends):
+    starts, ends = zip(*starts_ends)
+    return (max(ends) - min(starts)) / 1e3
+
+
 def launch_clock_mhz(config):
     """The tiles' own clock where the trace has their cycles (7 fields a record), else the stamped one."""
     if len(config["trace"][0]) == 7:
@@ -81,12 +89,15 @@ def main():
             gpu_tile = median_tile_ns([(0, r[3] - r[2]) for r in c["trace"]])
             model_tile = median_tile_ns([(0, t["end_ns"] - t["start_ns"]) for t in model["tiles"]])
             extra = model["extra"]
+            spans = (trace_span_us([(r[2], r[3]) for r in c["trace"]]),
+                     trace_span_us([(t["start_ns"], t["end_ns"]) for t in model["tiles"]]))
+            span = f"trace span {spans[0]:.1f} / {spans[1]:.1f} us ({100 * (spans[1] / spans[0] - 1):+5.1f}%)"
             if c["m"] != 4096:  # the calibration configuration, fed from DRAM: its drift, not its K step
                 gpu_tiles = [{"linear": r[0], "sm": r[1], "start_ns": r[2], "end_ns": r[3]} for r in c["trace"]]
                 gpu_spread, model_spread = start_spread_us(gpu_tiles), start_spread_us(model["tiles"])
                 print(f"  {c['m']}x{c['n']}x{c['k']} 128x{c['tile'][1]} on {len(sms):3d} SMs at {clock:.0f} MHz: "
                       f"launch {c['median_ms']:.4f} / {model['time_ms']:.4f} ms "
-                      f"({100 * (model['time_ms'] / c['median_ms'] - 1):+5.1f}%), start spread us "
+                      f"({100 * (model['time_ms'] / c['median_ms'] - 1):+5.1f}%), {span}, start spread us "
                       + "  ".join(f"w{w} {gpu_spread[w]:.1f} / {model_spread.get(w, float('nan')):.1f}" for w in gpu_spread))
                 continue
             asked = model["l2_read_sectors"] + extra["l2_coalesced_read_sectors"]
@@ -98,7 +109,7 @@ def main():
             gpc_medians[(c["tile"][1], len(sms), c["k"])] = {g: statistics.median(v) for g, v in per_gpc.items()}
             print(f"  128x{c['tile'][1]} K {c['k']} on {len(sms):3d} SMs at {clock:.0f} MHz: median tile "
                   f"{gpu_tile:6.0f} / {model_tile:6.0f} ns, launch {c['median_ms']:.4f} / {model['time_ms']:.4f} ms "
-                  f"({100 * (model['time_ms'] / c['median_ms'] - 1):+5.1f}%); model L2 server "
+                  f"({100 * (model['time_ms'] / c['median_ms'] - 1):+5.1f}%), {span}; model L2 server "
                   f"{100 * extra['l2_bandwidth_busy_fraction']:3.0f}% busy, coalescer "
                   f"{100 * extra['l2_coalesced_read_sectors'] / asked:4.1f}% of the read sectors asked")
     for (tile_n, sms, k), (gpu_short, model_short) in sorted(medians.items()):
