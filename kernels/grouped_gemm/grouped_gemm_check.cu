@@ -184,7 +184,8 @@ int run_case(const Case& c, int sm_count, uint64_t seed) {
   return failures;
 }
 
-// The per-tile trace: every work item recorded once, at its own index, on a real SM, end >= start.
+// The per-tile trace: every work item recorded once, at its own index, on a real SM, end >= start,
+// its cycle counts in order (start, first K step, last K step, end).
 int check_trace(int sm_count) {
   int failures = 0;
   const std::vector<int> tokens = {300, 0, 129, 1024};
@@ -220,7 +221,9 @@ int check_trace(int sm_count) {
     int bad = 0;
     for (int i = 0; i < tiles; ++i) {
       const tk::TileTrace& t = trace[i];
-      if (t.linear != i || t.sm < 0 || t.sm >= sm_count || t.end_ns < t.start_ns || t.end_ns - t.start_ns > 1000000000ULL)
+      if (t.linear != i || t.sm < 0 || t.sm >= sm_count || t.end_ns < t.start_ns || t.end_ns - t.start_ns > 1000000000ULL ||
+          t.start_cycles < 0 || t.first_step_cycles < t.start_cycles || t.last_step_cycles < t.first_step_cycles ||
+          t.end_cycles < t.last_step_cycles)
         ++bad;
     }
     std::printf("%s trace %-10s tiles=%d grid=%d bad_records=%d\n", bad == 0 ? "PASS" : "FAIL",
