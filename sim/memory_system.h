@@ -142,15 +142,17 @@ private:
     static constexpr unsigned kSize = 16;
     DeferredBuddy queue[kSize];
     unsigned first = 0, count = 0;
-    // The queued sets' low 8 bits, a superset of them: a lookup in a set marked here runs the
-    // queue first.
-    std::uint64_t marked[4] = {0, 0, 0, 0};
-    void mark(std::int64_t set) { marked[(set >> 6) & 3] |= std::uint64_t{1} << (set & 63); }
-    bool conflicts(std::int64_t set) const { return (marked[(set >> 6) & 3] >> (set & 63)) & 1; }
-    void mark_all() {
-      marked[0] = marked[1] = marked[2] = marked[3] = 0;
-      for (unsigned i = 0; i < count; ++i) mark(queue[(first + i) % kSize].set);
-    }
+    // How many queued lookups have each value of their set's low bits (a bucket): a lookup in a
+    // set whose bucket is counted runs the queue first, up to the last of them. Counted, not a
+    // bit each, so that taking one out does not mean going over the others; kept by the
+    // MemorySystem (deferred_buckets_), all 0 whenever the queue is empty. Not one-byte counts: a
+    // store of those may alias anything.
+    static constexpr std::int64_t kBuckets = 4096;
+    std::uint16_t* queued = nullptr;
+    static std::size_t bucket(std::int64_t set) { return static_cast<std::size_t>(set & (kBuckets - 1)); }
+    void mark(std::int64_t set) { ++queued[bucket(set)]; }
+    void unmark(std::int64_t set) { --queued[bucket(set)]; }
+    bool conflicts(std::int64_t set) const { return queued[bucket(set)] != 0; }
   };
   // What a box's lookups that miss add up to, kept apart from the hot loop's counts.
   struct ColdCounts {
@@ -170,7 +172,10 @@ private:
   // A fill id for the box about to be read (renumbering every cached line's when they run out).
   std::uint32_t open_fill();
   void defer_buddy(SectoredCache& cache, LineAddress buddy, bool far, ColdCounts& cold);
+  // Runs the queued lookups, all of them, or (with `set`) those up to the last that may be in `set`.
   [[gnu::noinline]] void run_deferred(ColdCounts& cold);
+  [[gnu::noinline]] void run_deferred_through(ColdCounts& cold, std::int64_t set);
+  void run_oldest_deferred(DeferredBuddies& d, ColdCounts& cold);
   void promote_buddy(const DeferredBuddy& buddy, ColdCounts& cold);
   BoxOutcome write_lines(int partition);
   void write_back(Cycle issue, long long sectors);
@@ -226,6 +231,7 @@ private:
     std::uint32_t home;
   };
   std::vector<FarRequest> far_misses_;
+  std::vector<std::uint16_t> deferred_buckets_ = std::vector<std::uint16_t>(DeferredBuddies::kBuckets, 0); // DeferredBuddies::queued
   std::vector<Fill> fills_; // scratch: the box's lookups that fetch sectors into a line they found (at most four a line)
   std::size_t fill_count_ = 0;
 };

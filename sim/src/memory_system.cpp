@@ -118,6 +118,7 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, RequestCoalesce
   LookedUp* looked_up = looked_up_.data();
   cold.fill = fills_.data();
   cold.far_miss = far_misses_.data();
+  cold.deferred.queued = deferred_buckets_.data();
   const bool coalescing = coalescer.enabled();
   const bool distinct = distinct_lines_;
   const SectoredCache::View near_view = near.view();
@@ -140,7 +141,7 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, RequestCoalesce
       *looked_up++ = {static_cast<std::uint32_t>(i), merge.way >= 0 || distinct ? merge.way : RequestCoalescer::kUnknown};
     }
     looked_up_sectors += sectors;
-    if (cold.deferred.conflicts(req.set)) run_deferred(cold);
+    if (cold.deferred.conflicts(req.set)) run_deferred_through(cold, req.set);
     int slot;
     const std::uint32_t ready = SectoredCache::read_hit(near_view, req.set, req.line, static_cast<SectorMask>(req.sectors), slot);
     if (ready != SectoredCache::kNotHit) { // every sector present: nothing to fetch, nothing evicted
@@ -153,7 +154,7 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, RequestCoalesce
   // The near partition's queued lookups stay queued: the far lookups are all in other partitions.
   for (const FarRequest* f = far_misses_.data(); f != cold.far_miss; ++f) {
     const LineRequest req = lines[f->line];
-    if (cold.deferred.conflicts(req.set)) run_deferred(cold);
+    if (cold.deferred.conflicts(req.set)) run_deferred_through(cold, req.set);
     SectoredCache& home = partitions_[f->home];
     const LookupOutcome far = home.read_in_set(req.set, req.line, static_cast<SectorMask>(f->sectors), box_fill_);
     if (far.hit_sectors > 0) cold.far_ready = std::max(cold.far_ready, far.hit_ready);
@@ -225,21 +226,30 @@ void MemorySystem::defer_buddy(SectoredCache& cache, LineAddress buddy, bool far
   DeferredBuddies& d = cold.deferred;
   const std::int64_t set = cache.set_of(buddy);
   cache.prefetch_set(set);
-  if (d.count == DeferredBuddies::kSize) {
-    promote_buddy(d.queue[d.first], cold);
-    d.first = (d.first + 1) % DeferredBuddies::kSize;
-    --d.count;
-    d.mark_all();
-  }
+  if (d.count == DeferredBuddies::kSize) run_oldest_deferred(d, cold);
   d.queue[(d.first + d.count) % DeferredBuddies::kSize] = {&cache, buddy, set, far};
   ++d.count;
   d.mark(set);
 }
 
+void MemorySystem::run_oldest_deferred(DeferredBuddies& d, ColdCounts& cold) {
+  const DeferredBuddy& b = d.queue[d.first];
+  promote_buddy(b, cold);
+  d.unmark(b.set);
+  d.first = (d.first + 1) % DeferredBuddies::kSize;
+  --d.count;
+}
+
 void MemorySystem::run_deferred(ColdCounts& cold) {
   DeferredBuddies& d = cold.deferred;
-  for (; d.count > 0; --d.count, d.first = (d.first + 1) % DeferredBuddies::kSize) promote_buddy(d.queue[d.first], cold);
-  d.mark_all();
+  while (d.count > 0) run_oldest_deferred(d, cold);
+}
+
+// The lookups queued before the last one that may be in `set` run with it, in their order; those
+// after it are in other sets and stay queued, their sets still on their way.
+void MemorySystem::run_deferred_through(ColdCounts& cold, std::int64_t set) {
+  DeferredBuddies& d = cold.deferred;
+  while (d.conflicts(set)) run_oldest_deferred(d, cold);
 }
 
 void MemorySystem::promote_buddy(const DeferredBuddy& b, ColdCounts& cold) {
