@@ -53,7 +53,7 @@ __device__ __forceinline__ void xpass_producer_loop(const Params& p, const XPass
   });
 }
 
-// A thread's two W rows' scale words (four MX blocks each) per stage, and its warp's choice of path.
+// A thread's two W rows' scale words (four MX blocks each) per stage.
 struct WScaleRows {
   const uint32_t* row[2];
   __device__ WScaleRows(const Params& p, const TileIndex& tile, int channel0) {
