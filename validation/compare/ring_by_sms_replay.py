@@ -2,21 +2,21 @@
 """The L2 probe's launches replayed by the model (issue 16, validation/NOTES.md, "The L2 probe: the
 K step with 2 to 132 SMs").
 
-For each launch of a gemm_ring_by_sms run (validation/microbench/gemm_ring_by_sms.cu),
-simulates the same dense grouped_m:8 GEMM on the SMs the GPU ran it on, at the SM clock stamped
-around it: a copy of the profile (in a temporary folder) that keeps only those SMs (their GPC,
-L2 partition, service factors and dispatch orders, renumbered in order) and takes that clock, and
-optionally another L2 bandwidth. Each launch's trace span (first tile start to last tile end) is
-given beside its time: the CUDA events around one launch also hold its launch (~4 us,
+For each launch of a gemm_ring_by_sms run (validation/microbench/gemm_ring_by_sms.cu), simulates the
+same dense grouped_m:8 GEMM on the SMs the GPU ran it on, at the SM clock stamped around it: a copy
+of the profile (in a temporary folder) that keeps only those SMs (their GPC, L2 partition, service
+factors and dispatch orders, renumbered in order) and takes that clock, and optionally another L2
+bandwidth. Each launch's trace span (first tile start to last tile end) is given beside its time:
+the CUDA events around one launch also hold its launch (~4 us,
 validation/data/h100/microbench/launch_overhead.json), which the model's time, like the dataset's
-CUPTI durations, does not. Where the trace records carry each tile's cycle counts (runs of
-this tree's gemm_ring_by_sms), the clock is the tiles' own instead (their median cycles over ns,
-start to end): the stamped one reads up to 12% high where most SMs idle. Prints the GPU's and the model's median tile and launch time, the
-model's L2 server busy fraction and the share of the read sectors the SMs asked for (promoted ones
-included) that its request coalescer merged, and per SM count the K step (the median tile from
-K = 1024 to 2048 over 16 steps, ns), the model's also per GPC (gemm_ring_by_sms_fit.py gives the
-GPU's); for the dense 8192³ launches, the standard deviation of each wave's tile start times
-(drift_compare.py's waves) on the GPU and in the model.
+CUPTI durations, does not. Where the trace records carry each tile's cycle counts (runs of this
+tree's gemm_ring_by_sms), the clock is the tiles' own instead (their median cycles over ns, start to
+end): the stamped one reads up to 14% high where most SMs idle. Prints the GPU's and the model's
+median tile and launch time, the model's L2 server busy fraction and the share of the read sectors
+the SMs asked for (promoted ones included) that its request coalescer merged, and per SM count the K
+step (the median tile from K = 1024 to 2048 over 16 steps, ns), the model's also per GPC
+(gemm_ring_by_sms_fit.py gives the GPU's); for the dense 8192³ launches, the standard deviation of
+each wave's tile start times (drift_compare.py's waves) on the GPU and in the model.
 
 Usage: ring_by_sms_replay.py TILESIM PROFILE.json RUN.json [L2_BYTES_PER_S]
 """

@@ -6,12 +6,12 @@ Reads gemm_ring_by_sms's runs whose trace records carry the SM's clock64 at the 
 its first and its last K step's stage landed, and at its end (validation/microbench/
 gemm_ring_by_sms.cu, kernels/common/tile_trace.h). A tile's K step is (last - first) / (K steps - 1):
 one tile, one launch, one clock, so the clock's fall between launches that the ns slopes of
-gemm_ring_by_sms_fit.py hold drops out. That ratio reads a little low: the consumer stamps a step
-when its stage has landed, before it waits for the previous step's wgmma, so the first stamp has no
-wgmma in flight and the last one two, and last - first spans about K steps - 2 wgmma groups. The
-slope of the median (last - first) from K = 1024 to 2048 (4096 x 4096, each tile in its own cycles)
-is the step without that offset, and is given per tile shape and SM count. For each configuration: the median tile's step in cycles and
-against the wgmma's (2 x 128 x N x 64 FLOP at 4096 FLOP an SM cycle: 512 for 128x128, 1024 for
+gemm_ring_by_sms_fit.py hold drops out. That ratio reads a little low: the consumer stamps step k
+as its stage lands, when only the wgmma groups before k - 1 are sure to be done, so last - first
+spans about K steps - 2 groups. The slope of the median (last - first) from K = 1024 to 2048
+(4096 x 4096, each tile in its own cycles) is the step without that offset, and is given per tile
+shape and SM count. For each configuration: the median tile's step in cycles and against the
+wgmma's (2 x 128 x N x 64 FLOP at 4096 FLOP an SM cycle: 512 for 128x128, 1024 for
 128x256), the first stage's wait (start to first landing), the tail (last landing to end: the last
 wgmma and the epilogue), the tiles' own clock (cycles over ns, start to end) and, on 66 and 132
 SMs, the median step per GPC (PROFILE.json's sm.gpc map) with its SMs.
