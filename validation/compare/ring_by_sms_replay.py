@@ -10,7 +10,7 @@ bandwidth. Each launch's trace span (first tile start to last tile end) is given
 the CUDA events around one launch also hold its launch (~4 us,
 validation/data/h100/microbench/launch_overhead.json), which the model's time, like the dataset's
 CUPTI durations, does not. Where the trace records carry each tile's cycle counts (runs of this
-tree's gemm_ring_by_sms), the clock is the tiles' own instead (their median cycles over ns, start to
+tree's gemm_ring_by_sms), the clock is the tiles' own instead (their cycles over their ns, start to
 end): the stamped one reads up to 14% high where most SMs idle. Prints the GPU's and the model's
 median tile and launch time, the model's L2 server busy fraction and the share of the read sectors
 the SMs asked for (promoted ones included) that its request coalescer merged, and per SM count the K
@@ -59,9 +59,11 @@ def trace_span_us(starts_ends):
 
 
 def launch_clock_mhz(config):
-    """The tiles' own clock where the trace has their cycles (7 fields a record), else the stamped one."""
+    """The tiles' own clock where the trace has their cycles (7 fields a record): all their cycles over
+    all their ns, the one clock that keeps the launch's cycles where the clock moves inside it (as
+    CUPTI's sm__cycles_elapsed.avg.per_second averages); else the stamped one."""
     if len(config["trace"][0]) == 7:
-        return statistics.median(1e3 * r[6] / (r[3] - r[2]) for r in config["trace"])
+        return 1e3 * sum(r[6] for r in config["trace"]) / sum(r[3] - r[2] for r in config["trace"])
     return config["sm_clock_mhz"]
 
 
