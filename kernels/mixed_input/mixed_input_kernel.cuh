@@ -8,7 +8,9 @@
 // consumer warpgroups. A consumer reads its W bytes from shared memory (ld.shared, swizzled:
 // conflict-free), converts them into the wgmma A fragment in registers (dequant.h) and issues one
 // wgmma m64nTk16 per 16 of K. 128-channel tiles (128, 224 or 256 tokens): each of two consumers owns
-// 64 of the channels and converts block k + 1 while block k's wgmma run. 64-channel tiles (16..64
+// 64 of the channels and converts block k + 1 while block k's wgmma run; with the prmt conversion
+// it loads W as whole 16-byte units and keeps its ring addresses in registers (prefill_k_loop,
+// NOTES.md v20). 64-channel tiles (16..64
 // tokens, decode): the consumers (four; two at 64 tokens) split K, each taking every fourth
 // (second) ring stage, of one K block (at 64 tokens one, two or four, a template parameter:
 // MixedInputProblem::tile_k), and add their accumulators through shared memory at the end: one
@@ -38,13 +40,6 @@
 #include "kernels/mixed_input/dequant.h"
 #include "kernels/mixed_input/mixed_input_gemm.h"
 #include "models/launch_order.h"
-
-// v20 (NOTES.md): 1 builds the prefill tiles' K loop from whole 16-byte W units (ld.shared.v4), its
-// ring addresses kept as 32-bit shared addresses and the group scales compiled in only where a
-// problem has them; 0 keeps v16's K loop.
-#ifndef TILESIM_MIXED_INPUT_PREFILL_V20
-#define TILESIM_MIXED_INPUT_PREFILL_V20 0
-#endif
 
 namespace tilesim::kernels::mixed_input {
 
@@ -285,7 +280,6 @@ __device__ __forceinline__ void k_block(const Params& p, const SharedRing<Shape>
   ptx::wgmma_commit_group();
 }
 
-#if TILESIM_MIXED_INPUT_PREFILL_V20
 // A prefill consumer's ring as 32-bit shared addresses: the ring's base and the thread's first W
 // unit in stage 0 (row r, unit `phase`) computed once and held, every stage's barrier, W and X
 // descriptor a multiply-add from them, where k_block rebuilds each from generic pointers every K
@@ -357,7 +351,8 @@ __device__ __forceinline__ void prefill_units_to_fragments(uint32_t w, uint32_t 
 template <class Shape, bool GroupScales>
 __device__ __forceinline__ void prefill_k_block(const Params& p, const PrefillRing<Shape>& at, const RingCursor& cursor,
                                                 uint32_t pick, const ChannelQuant& cq, int kb,
-                                                uint32_t (&frag)[Shape::k_steps][4], float (&acc)[Shape::accumulators]) {
+                                                uint32_t (&frag)[Shape::k_steps][4],
+                                                float (&acc)[Shape::accumulators]) {
   uint32_t group_scale[2] = {0, 0};
   if constexpr (GroupScales) // issued before the wait so that the load overlaps it; a group is 128 of K
     for (int i = 0; i < 2; ++i) group_scale[i] = __ldg(p.scales + cq.scale_row[i] + kb * Shape::block_k / 128);
@@ -367,11 +362,11 @@ __device__ __forceinline__ void prefill_k_block(const Params& p, const PrefillRi
     prefill_units_to_fragments<Shape, true, GroupScales>(w, pick, cq, group_scale, frag);
   else
     prefill_units_to_fragments<Shape, false, GroupScales>(w, pick, cq, group_scale, frag);
-  const uint32_t x_lo = at.x_descriptor_lo(cursor.stage);
+  const uint32_t x_lo = at.x_descriptor_lo(cursor.stage), x_hi = PrefillRing<Shape>::x_descriptor_hi;
   ptx::wgmma_fence(); // the fragments were written by ordinary instructions
 #pragma unroll
   for (int kk = 0; kk < Shape::k_steps; ++kk)
-    ptx::wgmma_rs<Shape::block_tokens>(acc, frag[kk], x_descriptor<Shape>(x_lo, PrefillRing<Shape>::x_descriptor_hi, kk));
+    ptx::wgmma_rs<Shape::block_tokens>(acc, frag[kk], x_descriptor<Shape>(x_lo, x_hi, kk));
   ptx::wgmma_commit_group();
 }
 
@@ -380,7 +375,8 @@ __device__ __forceinline__ void prefill_k_block(const Params& p, const PrefillRi
 template <class Shape, bool GroupScales>
 __device__ __forceinline__ void prefill_k_loop(const Params& p, const PrefillRing<Shape>& at, RingCursor& cursor,
                                                uint32_t pick, const ChannelQuant& cq,
-                                               uint32_t (&frag)[2][Shape::k_steps][4], float (&acc)[Shape::accumulators]) {
+                                               uint32_t (&frag)[2][Shape::k_steps][4],
+                                               float (&acc)[Shape::accumulators]) {
   const int lane = threadIdx.x % 32;
   int previous_stage = -1;
   for (int kb = 0; kb < p.k_blocks; ++kb) {
@@ -397,11 +393,10 @@ __device__ __forceinline__ void prefill_k_loop(const Params& p, const PrefillRin
   if (previous_stage >= 0 && lane == 0) ptx::mbarrier_arrive(at.empty(previous_stage));
 }
 
+// The tiles that run prefill_k_loop: 128 channels with the prmt conversion (NOTES.md v20). The
+// cvt path, kept as the naive baseline, and the decode tiles run k_block.
 template <class Shape, dequant::Conversion Path>
-constexpr bool prefill_v20 = !Shape::split_k && Path == dequant::Conversion::prmt;
-#else
-template <class Shape, dequant::Conversion Path> constexpr bool prefill_v20 = false;
-#endif
+constexpr bool prefill_units = !Shape::split_k && Path == dequant::Conversion::prmt;
 
 // Accumulator layout of wgmma m64nN (PTX ISA 9.7.15.5.1.1, "Matrix D"): thread t holds rows
 // (channels) 16 (t / 32) + (t % 32) / 4 and + 8, columns (tokens) 8 j + 2 (t % 4) and + 1.
@@ -520,53 +515,50 @@ __device__ __forceinline__ void consumer_loop(const Params& p, const SharedRing<
     }
 #pragma unroll
     for (int i = 0; i < Shape::accumulators; ++i) acc[i] = 0.0f;
-#if TILESIM_MIXED_INPUT_PREFILL_V20
-    if constexpr (prefill_v20<Shape, Path>) {
+    if constexpr (prefill_units<Shape, Path>) {
       const PrefillRing<Shape> at(ring, src);
       const uint32_t pick = PrefillRing<Shape>::held(dequant::pair_selector(lane % 4, p.signed_weights));
       if (p.groups)
         prefill_k_loop<Shape, true>(p, at, cursor, pick, cq, frag, acc);
       else
         prefill_k_loop<Shape, false>(p, at, cursor, pick, cq, frag, acc);
-    } else
-#endif
-    {
-    int previous_stage = -1, mine = 0;
-    for (int first = 0, ks = 0; first < p.k_blocks; first += ring.blocks, ++ks) {
-      if (Shape::split_k && ks % Shape::consumers != consumer) { // another consumer's stage
-        cursor.advance(ring.stages);
-        continue;
-      }
-      if constexpr (Shape::split_k) {
-        const int blocks = stage_blocks_left<Shape>(p, first);
-#pragma unroll // a constant count: each block's shared-memory offsets are immediates
-        for (int j = 0; j < Shape::stage_blocks; ++j) {
-          if (j >= blocks) break; // the last stage of a K tail
-          k_block<Shape, Path>(p, ring, cursor, src, cq, j, first + j, frag[j % Shape::fragment_sets], acc);
-          // One set: it is rewritten next block. Two: block j + 1 converts into the other set while
-          // block j's wgmma run; the wait after block j + 1's issue frees block j's set.
-          if constexpr (Shape::fragment_sets == 1) ptx::wgmma_wait_group<0>();
-          else ptx::wgmma_wait_group<1>();
+    } else {
+      int previous_stage = -1, mine = 0;
+      for (int first = 0, ks = 0; first < p.k_blocks; first += ring.blocks, ++ks) {
+        if (Shape::split_k && ks % Shape::consumers != consumer) { // another consumer's stage
+          cursor.advance(ring.stages);
+          continue;
         }
-        if constexpr (Shape::fragment_sets > 1) ptx::wgmma_wait_group<0>(); // the stage is read before it goes back
-        if (lane == 0) ptx::mbarrier_arrive(ring.empty(cursor.stage));
+        if constexpr (Shape::split_k) {
+          const int blocks = stage_blocks_left<Shape>(p, first);
+#pragma unroll // a constant count: each block's shared-memory offsets are immediates
+          for (int j = 0; j < Shape::stage_blocks; ++j) {
+            if (j >= blocks) break; // the last stage of a K tail
+            k_block<Shape, Path>(p, ring, cursor, src, cq, j, first + j, frag[j % Shape::fragment_sets], acc);
+            // One set: it is rewritten next block. Two: block j + 1 converts into the other set while
+            // block j's wgmma run; the wait after block j + 1's issue frees block j's set.
+            if constexpr (Shape::fragment_sets == 1) ptx::wgmma_wait_group<0>();
+            else ptx::wgmma_wait_group<1>();
+          }
+          if constexpr (Shape::fragment_sets > 1) ptx::wgmma_wait_group<0>(); // the stage is read before it goes back
+          if (lane == 0) ptx::mbarrier_arrive(ring.empty(cursor.stage));
+          cursor.advance(ring.stages);
+          continue;
+        }
+        // Alternating fragment sets (unrolled by hand) so that each is a fixed set of registers; a
+        // stage is one K block here (128-channel tiles).
+        if (mine++ % 2 == 0)
+          k_block<Shape, Path>(p, ring, cursor, src, cq, 0, first, frag[0], acc);
+        else
+          k_block<Shape, Path>(p, ring, cursor, src, cq, 0, first, frag[Shape::fragment_sets - 1], acc);
+        // This block's wgmma stay in flight; the previous block's are done: its stage goes back.
+        ptx::wgmma_wait_group<1>();
+        if (previous_stage >= 0 && lane == 0) ptx::mbarrier_arrive(ring.empty(previous_stage));
+        previous_stage = cursor.stage;
         cursor.advance(ring.stages);
-        continue;
       }
-      // Alternating fragment sets (unrolled by hand) so that each is a fixed set of registers; a
-      // stage is one K block here (128-channel tiles).
-      if (mine++ % 2 == 0)
-        k_block<Shape, Path>(p, ring, cursor, src, cq, 0, first, frag[0], acc);
-      else
-        k_block<Shape, Path>(p, ring, cursor, src, cq, 0, first, frag[Shape::fragment_sets - 1], acc);
-      // This block's wgmma stay in flight; the previous block's are done: its stage goes back.
-      ptx::wgmma_wait_group<1>();
+      ptx::wgmma_wait_group<0>();
       if (previous_stage >= 0 && lane == 0) ptx::mbarrier_arrive(ring.empty(previous_stage));
-      previous_stage = cursor.stage;
-      cursor.advance(ring.stages);
-    }
-    ptx::wgmma_wait_group<0>();
-    if (previous_stage >= 0 && lane == 0) ptx::mbarrier_arrive(ring.empty(previous_stage));
     }
 #pragma unroll
     for (int i = 0; i < Shape::accumulators; ++i) ptx::fence_operand(acc[i]);

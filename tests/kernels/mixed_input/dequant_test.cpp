@@ -51,9 +51,10 @@ int unit_mismatches(bool is_signed, uint32_t zero_point, uint32_t q) {
       const uint32_t picked = dq::byte_perm(word[2 * half], word[2 * half + 1], dq::pair_selector(q, is_signed));
       const uint32_t pair = is_signed ? dq::convert_pair_int8_bf16x2(picked)
                                       : dq::convert_pair_prmt(picked, 0, dq::kMagicValue + float(zero_point));
-      for (int j = 0; j < 2; ++j)
-        if (((pair >> (16 * j)) & 0xFFFFu) != dq::reference_bf16(uint8_t(v + 2 * half + j), is_signed, zero_point, 0x3F80u))
-          ++wrong;
+      for (int j = 0; j < 2; ++j) {
+        const uint32_t want = dq::reference_bf16(uint8_t(v + 2 * half + j), is_signed, zero_point, 0x3F80u);
+        if (((pair >> (16 * j)) & 0xFFFFu) != want) ++wrong;
+      }
     }
   }
   return wrong;
