@@ -92,7 +92,8 @@ __device__ __forceinline__ void mbarrier_wait(uint64_t* bar, uint32_t parity) {
   }
 }
 
-// The same two on a barrier given as its 32-bit shared address (a loop that keeps it in a register).
+// mbarrier_wait and mbarrier_arrive on a barrier given as its 32-bit shared address, for a loop
+// that keeps the address in a register instead of converting a generic pointer each time.
 __device__ __forceinline__ void mbarrier_wait(uint32_t bar, uint32_t parity) {
   uint32_t done;
   do
