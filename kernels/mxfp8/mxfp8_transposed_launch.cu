@@ -83,7 +83,7 @@ std::string unsupported_reason(int tile_m, int tile_n, int tile_k, int stages, b
     const int most = most_stages(tile_m, tile_n, 1, true);
     if (stages < 2 || stages > most)
       return "stages = " + std::to_string(stages) + " is not supported by the xpass scheme; use 2.." +
-             std::to_string(most) + " (X's ring of 32 KB bf16 stages; W's 16 KB FP8 stages take the shared memory left)";
+             std::to_string(most) + " (a stage is 16 KB of FP8 W and 32 KB of bf16 X)";
     return {};
   }
   if (tile_m != 16 && tile_m != 32 && tile_m != 64 && tile_m != 128)
