@@ -192,7 +192,7 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, RequestCoalesce
 // A near lookup that missed sectors: they are fetched, from DRAM for a line homed here (with its
 // 256-byte block's other line when promoted), else looked up at the home partition after the box's
 // near lookups.
-std::uint32_t MemorySystem::near_miss(int partition, const SectoredCache::View& near_view, std::uint32_t index, int slot,
+inline std::uint32_t MemorySystem::near_miss(int partition, const SectoredCache::View& near_view, std::uint32_t index, int slot,
                                       bool promote, ColdCounts& cold) {
   const LineRequest& req = lines_[index];
   SectoredCache& near = partitions_[partition];
@@ -222,7 +222,7 @@ std::uint32_t MemorySystem::near_miss(int partition, const SectoredCache::View& 
 // set that may be its own, whichever comes first. Lookups in different sets change different
 // state, and what they add up to is sums, a latest fill and a list of fills that all land at the
 // box's end: so the order between them changes nothing, and only the order within a set is kept.
-void MemorySystem::defer_buddy(SectoredCache& cache, LineAddress buddy, bool far, ColdCounts& cold) {
+inline void MemorySystem::defer_buddy(SectoredCache& cache, LineAddress buddy, bool far, ColdCounts& cold) {
   DeferredBuddies& d = cold.deferred;
   const std::int64_t set = cache.set_of(buddy);
   cache.prefetch_set(set);
