@@ -10,11 +10,12 @@
 // one; five warm-up launches), CUDA events around each launch, median of --reps. The 56 extra
 // stages of the deeper run cost (t(K2) - t(K1)) / 56 per CTA; the launch, the first loads and the
 // epilogue cancel. What is measured is each SM's own warps, which do not depend on how many SMs
-// run. The profile keeps the time (mxfp8_stage_ns), which the model charges at the clock it replays
-// at: this program does not know the clock the kernel ran at (kernels/mixed_input/
-// mixed_input_block_rate.cu says why an in-kernel probe is not trusted); the output's
-// cycles_per_stage, ns x 1980 MHz (the board's maximum), is there to compare with the mixed-input
-// kernel's mixed_input_k_block_cycles, which are counted that way. Output: one JSON object on stdout.
+// run. The same launches are then counted with CUPTI's range profiler (--counted of them at each
+// depth): sm__cycles_elapsed.max, the SM cycles the launch spans, gives cycles_per_stage the same way
+// ((c(K2) - c(K1)) / 56, medians), whatever clock the launch ran at, and
+// sm__cycles_elapsed.avg.per_second the clock, the metric tilesim-measure records for every dataset
+// configuration and the simulator replays at. The profile keeps the cycles (mxfp8_stage_cycles).
+// Output: one JSON object on stdout.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -22,20 +23,23 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <exception>
 #include <string>
 #include <vector>
 
 #include "kernels/common/check_kernels.cuh"
 #include "kernels/mxfp8/mxfp8_gemm.h"
 #include "models/launch_order_names.h"
+#include "validation/measure/range_counters.h"
 
 namespace tk = tilesim::kernels;
 using tk::testing::check;
 
 namespace {
 
-constexpr double kClockMhz = 1980.0;
 constexpr int kStageK = 128;
+constexpr const char* kCycles = "sm__cycles_elapsed.max";
+constexpr const char* kClock = "sm__cycles_elapsed.avg.per_second";
 
 // Random E4M3 bytes (the NaN codes s.1111.111 moved one down) and E8M0 scales 2^-7..2^7: every
 // block takes the kernels' one-multiply path, as quantised activations and weights do.
@@ -75,13 +79,20 @@ struct Operand {
   }
 };
 
-float median(std::vector<float> v) {
+template <class T> T median(std::vector<T> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
 
-// Median event time of `reps` launches of the variant K deep over `ctas` tile columns.
-float time_ms(const Variant& v, int k, int ctas, int sms, int reps) {
+struct Timing {
+  float ms = 0;         // median event time
+  double cycles = 0;    // median SM cycles the launch spans (CUPTI)
+  double clock_mhz = 0; // median SM clock over those launches (CUPTI)
+};
+
+// Median event time of `reps` launches of the variant K deep over `ctas` tile columns, then the
+// median cycles and clock of `counted` launches under CUPTI's range profiler.
+Timing time_launches(const Variant& v, int k, int ctas, int sms, int reps, int counted) {
   tk::Mxfp8GemmProblem p;
   p.tokens_per_expert = {v.tile_m};
   p.n = ctas * v.tile_n;
@@ -95,6 +106,7 @@ float time_ms(const Variant& v, int k, int ctas, int sms, int reps) {
   void* y = nullptr;
   check(cudaMalloc(&y, static_cast<std::size_t>(v.tile_m) * p.n * 2), "cudaMalloc(Y)");
   std::vector<float> ms;
+  Timing out;
   {
     tk::Mxfp8GroupedGemm gemm(p, x.elements, x.scales, w.elements, w.scales, y, sms);
     cudaEvent_t start, stop;
@@ -113,19 +125,33 @@ float time_ms(const Variant& v, int k, int ctas, int sms, int reps) {
     }
     cudaEventDestroy(start);
     cudaEventDestroy(stop);
+    tilesim::measure::RangeCounterProfiler profiler({kCycles, kClock}, counted);
+    const auto samples = profiler.measure({[] {}, [&] { gemm.run_gemm(nullptr, nullptr); }});
+    std::vector<double> cycles, hz;
+    for (const auto& launch : samples.launches) {
+      cycles.push_back(launch.at(kCycles));
+      hz.push_back(launch.at(kClock));
+    }
+    out.cycles = median(cycles);
+    out.clock_mhz = median(hz) * 1e-6;
   }
   cudaFree(y);
-  return median(ms);
+  out.ms = median(ms);
+  return out;
 }
 
 } // namespace
 
 int main(int argc, char** argv) {
-  int reps = 50;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
+  int reps = 50, counted = 11;
+  for (int i = 1; i < argc; i += 2) {
+    const int value = i + 1 < argc ? std::atoi(argv[i + 1]) : 0;
+    if (!std::strcmp(argv[i], "--reps") && value > 0)
+      reps = value;
+    else if (!std::strcmp(argv[i], "--counted") && value > 0)
+      counted = value;
     else {
-      std::fprintf(stderr, "mxfp8_stage_rate: unknown option %s; use --reps N\n", argv[i]);
+      std::fprintf(stderr, "mxfp8_stage_rate: bad option %s; use --reps N and --counted N (N >= 1)\n", argv[i]);
       return 1;
     }
   }
@@ -140,30 +166,40 @@ int main(int argc, char** argv) {
   using S = tk::Mxfp8GemmScheme;
   // The kernels' tiles at the ring depths the dataset and the benchmark use.
   const Variant variants[] = {
-      {"promote", S::promote, 128, 128, 4},     {"promote", S::promote, 128, 128, 5},
+      {"promote", S::promote, 128, 128, 4},       {"promote", S::promote, 128, 128, 5},
       {"dequantize", S::dequantize, 128, 128, 3}, {"transposed", S::transposed, 16, 64, 12},
-      {"transposed", S::transposed, 16, 64, 16}, {"transposed", S::transposed, 32, 64, 12},
-      {"transposed", S::transposed, 64, 64, 10}, {"transposed", S::transposed, 128, 64, 4},
+      {"transposed", S::transposed, 16, 64, 16},  {"transposed", S::transposed, 32, 64, 12},
+      {"transposed", S::transposed, 64, 64, 10},  {"transposed", S::transposed, 128, 64, 4},
       {"transposed", S::transposed, 128, 128, 4}, {"xpass", S::xpass, 128, 128, 4},
       {"xpass", S::xpass, 128, 128, 3},
   };
-  std::printf("{\n \"gpu\": \"%s\",\n \"sms\": %d,\n \"reps\": %d,\n \"clock_mhz_for_cycles\": %.0f,\n \"unit\": "
-              "\"per CTA: one 128-deep K stage of the tile, operands L2-resident\",\n \"configs\": [",
-              prop.name, sms, reps, kClockMhz);
+  std::printf(
+      "{\n \"gpu\": \"%s\",\n \"sms\": %d,\n \"reps\": %d,\n \"counted\": %d,\n \"unit\": "
+      "\"per CTA: one 128-deep K stage of the tile, operands L2-resident; cycles and clock from CUPTI (%s, %s)\",\n"
+      " \"configs\": [",
+      prop.name, sms, reps, counted, kCycles, kClock);
   bool first = true;
-  for (const Variant& v : variants) {
-    const int ctas = v.tile_n == 64 ? sms / 4 : 16; // W at most 17 MB at the deeper run: L2-resident
-    const int k1 = 8 * kStageK, k2 = 64 * kStageK;
-    const float t1 = time_ms(v, k1, ctas, sms, reps);
-    const float t2 = time_ms(v, k2, ctas, sms, reps);
-    const double ns = (t2 - t1) * 1e6 / ((k2 - k1) / kStageK);
-    std::printf("%s\n  {\"scheme\": \"%s\", \"tile_m\": %d, \"tile_n\": %d, \"tile_k\": %d, \"stages\": %d, \"ctas\": %d, "
-                "\"k1\": %d, \"k2\": %d, \"ms_k1\": %.5f, \"ms_k2\": %.5f, \"ns_per_stage\": %.1f, "
-                "\"cycles_per_stage\": %.0f}",
-                first ? "" : ",", v.scheme, v.tile_m, v.tile_n, kStageK, v.stages, ctas, k1, k2, t1, t2, ns,
-                ns * kClockMhz * 1e-3);
-    first = false;
-    std::fflush(stdout);
+  try {
+    for (const Variant& v : variants) {
+      const int ctas = v.tile_n == 64 ? sms / 4 : 16; // W at most 17 MB at the deeper run: L2-resident
+      const int k1 = 8 * kStageK, k2 = 64 * kStageK;
+      const Timing t1 = time_launches(v, k1, ctas, sms, reps, counted);
+      const Timing t2 = time_launches(v, k2, ctas, sms, reps, counted);
+      const int extra = (k2 - k1) / kStageK;
+      const double ns = (t2.ms - t1.ms) * 1e6 / extra;
+      std::printf(
+          "%s\n  {\"scheme\": \"%s\", \"tile_m\": %d, \"tile_n\": %d, \"tile_k\": %d, \"stages\": %d, \"ctas\": %d, "
+          "\"k1\": %d, \"k2\": %d, \"ms_k1\": %.5f, \"ms_k2\": %.5f, \"ns_per_stage\": %.1f, "
+          "\"cycles_k1\": %.0f, \"cycles_k2\": %.0f, \"clock_mhz_k1\": %.0f, \"clock_mhz_k2\": %.0f, "
+          "\"cycles_per_stage\": %.1f}",
+          first ? "" : ",", v.scheme, v.tile_m, v.tile_n, kStageK, v.stages, ctas, k1, k2, t1.ms, t2.ms, ns, t1.cycles,
+          t2.cycles, t1.clock_mhz, t2.clock_mhz, (t2.cycles - t1.cycles) / extra);
+      first = false;
+      std::fflush(stdout);
+    }
+  } catch (const std::exception& e) { // CUPTI refused (profiling not permitted, another profiler attached)
+    std::fprintf(stderr, "mxfp8_stage_rate: counting the launches' cycles failed: %s\n", e.what());
+    return 1;
   }
   char date[32];
   const std::time_t now = std::time(nullptr);
