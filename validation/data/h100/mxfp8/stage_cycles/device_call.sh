@@ -15,7 +15,7 @@ mkdir -p "$run"
   date -u
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
   for r in 1 2 3; do
-    timeout 170 "$bin/mxfp8_stage_rate" --reps 50 --counted 11 > "$run/stage_cycles_run$r.json"
+    timeout 75 "$bin/mxfp8_stage_rate" --reps 50 --counted 11 > "$run/stage_cycles_run$r.json"
     echo "run $r exit $?"
     date -u
   done
