@@ -169,8 +169,8 @@ private:
   // when the fill of the sectors it did hold lands (0: none held). Inlined, with defer_buddy: as calls
   // (registers saved and restored, arguments on the stack) they cost 7-9% of a miss-heavy
   // configuration's CPU and 3% of the dense replay's (validation/data/h100/speed/session7.txt).
-  [[gnu::always_inline]] std::uint32_t near_miss(int partition, const SectoredCache::View& near_view, std::uint32_t index, int slot, bool promote,
-                          ColdCounts& cold);
+  [[gnu::always_inline]] std::uint32_t near_miss(int partition, const SectoredCache::View& near_view, std::uint32_t index,
+                                                 int slot, bool promote, ColdCounts& cold);
   // A fill id for the box about to be read (renumbering every cached line's when they run out).
   std::uint32_t open_fill();
   [[gnu::always_inline]] void defer_buddy(SectoredCache& cache, LineAddress buddy, bool far, ColdCounts& cold);
@@ -233,7 +233,8 @@ private:
     std::uint32_t home;
   };
   std::vector<FarRequest> far_misses_;
-  std::vector<std::uint16_t> deferred_buckets_ = std::vector<std::uint16_t>(DeferredBuddies::kBuckets, 0); // DeferredBuddies::queued
+  // DeferredBuddies::queued, a count a bucket
+  std::vector<std::uint16_t> deferred_buckets_ = std::vector<std::uint16_t>(DeferredBuddies::kBuckets, 0);
   std::vector<Fill> fills_; // scratch: the box's lookups that fetch sectors into a line they found (at most four a line)
   std::size_t fill_count_ = 0;
 };

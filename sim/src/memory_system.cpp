@@ -192,8 +192,8 @@ MemorySystem::BoxOutcome MemorySystem::read_lines(int partition, RequestCoalesce
 // A near lookup that missed sectors: they are fetched, from DRAM for a line homed here (with its
 // 256-byte block's other line when promoted), else looked up at the home partition after the box's
 // near lookups.
-inline std::uint32_t MemorySystem::near_miss(int partition, const SectoredCache::View& near_view, std::uint32_t index, int slot,
-                                      bool promote, ColdCounts& cold) {
+inline std::uint32_t MemorySystem::near_miss(int partition, const SectoredCache::View& near_view, std::uint32_t index,
+                                             int slot, bool promote, ColdCounts& cold) {
   const LineRequest& req = lines_[index];
   SectoredCache& near = partitions_[partition];
   const LookupOutcome o = SectoredCache::read_miss(near_view, req.set, req.line, static_cast<SectorMask>(req.sectors), slot, box_fill_);
