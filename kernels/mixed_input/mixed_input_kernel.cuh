@@ -280,26 +280,30 @@ __device__ __forceinline__ void k_block(const Params& p, const SharedRing<Shape>
   ptx::wgmma_commit_group();
 }
 
-// A prefill consumer's ring as 32-bit shared addresses: the ring's base and the thread's first W
-// unit in stage 0 (row r, unit `phase`) computed once and held, every stage's barrier, W and X
-// descriptor a multiply-add from them, where k_block rebuilds each from generic pointers every K
-// block. Both (and the lane's pair selector) go through an empty asm that the compiler cannot see
-// through: left to itself, ptxas rebuilt them from the special registers every block (v20's SASS).
-template <class Shape> struct PrefillRing {
-  static constexpr uint32_t x_stage = Shape::x_bytes, w_stage = Shape::w_bytes; // one K block a stage
+// A consumer's ring as 32-bit shared addresses, for the K loops from 16-byte units: the ring's base
+// and the thread's first W unit in stage 0 (row r, unit `phase`) computed once and held, every
+// stage's barrier, W and X descriptor a multiply-add from them, where k_block rebuilds each from
+// generic pointers every K block. Both (and the lane's pair selector) go through an empty asm that
+// the compiler cannot see through: left to itself, ptxas rebuilt them from the special registers
+// every block (v20's SASS). Block j of stage s is SharedRing's x(s, j), w(s, j).
+template <class Shape> struct UnitRing {
+  static constexpr int blocks = Shape::stage_blocks;
+  static constexpr uint32_t x_block = Shape::x_bytes, w_block = Shape::w_bytes;
   uint32_t base, w0;
   int stages;
-  __device__ PrefillRing(const SharedRing<Shape>& ring, const WordAddress<Shape::block_k>& src)
-      : base(held(ptx::smem_addr(ring.base))), w0(held(base + ring.stages * x_stage + (src.base & ~15u))),
+  __device__ UnitRing(const SharedRing<Shape>& ring, const WordAddress<Shape::block_k>& src)
+      : base(held(ptx::smem_addr(ring.base))), w0(held(base + ring.stages * blocks * x_block + (src.base & ~15u))),
         stages(ring.stages) {}
   __device__ uint32_t full(int s) const { // SharedRing::full: past the stages and the TMA-store buffers
-    return base + stages * (x_stage + w_stage) + Shape::consumers * Shape::staging_bytes + 8 * s;
+    return base + stages * blocks * (x_block + w_block) + Shape::consumers * Shape::staging_bytes + 8 * s;
   }
   __device__ uint32_t empty(int s) const { return full(stages + s); }
-  __device__ uint32_t w(int s) const { return w0 + s * w_stage; }
-  // The low word of stage s's X descriptor (ptx::smem_descriptor_sw128: the 14-bit start address in
+  __device__ uint32_t w(int s, int j) const { return w0 + (s * blocks + j) * w_block; }
+  // The low word of block j's X descriptor (ptx::smem_descriptor_sw128: the 14-bit start address in
   // 16-byte units, the leading byte offset 1 above it); the high word is a constant.
-  __device__ uint32_t x_descriptor_lo(int s) const { return (((base + s * x_stage) & 0x3FFFF) >> 4) | (1u << 16); }
+  __device__ uint32_t x_descriptor_lo(int s, int j) const {
+    return (((base + (s * blocks + j) * x_block) & 0x3FFFF) >> 4) | (1u << 16);
+  }
   static constexpr uint32_t x_descriptor_hi = static_cast<uint32_t>(((1024 >> 4) | (uint64_t(1) << 30)));
   // Up to 224 tokens: beside 256 tokens' 128 accumulators, holding them spilled.
   __device__ static uint32_t held(uint32_t v) {
@@ -308,17 +312,18 @@ template <class Shape> struct PrefillRing {
   }
 };
 
-// One prefill K block from whole 16-byte units: row i's unit kk (K 16 kk .. 16 kk + 15) holds every
+// One K block's W from whole 16-byte units: row i's unit kk (K 16 kk .. 16 kk + 15) holds every
 // byte the thread's four fragment registers of that row and step need, two of each 8-byte half:
 // bytes 2q, 2q + 1 and 8 + 2q, 9 + 2q (q = lane % 4; PTX ISA 9.7.15.5.1.1, "Register fragments:
 // matrix A"). The four lanes of a row load the same unit and the warp's 8 rows sit in 8 distinct
-// 16-byte bank groups (64-byte rows, 64-byte swizzle: unit kk ^ (r / 2) % 4 of row r), so one
-// ld.shared.v4 a row and step where k_block issues two ld.shared.b32; the lane picks its pair out
-// of each half with one prmt whose selector is its own (dequant::pair_selector). All 8 loads issue
-// before the first conversion: 32 registers of units, which fit beside 256 tokens' 128
-// accumulators without a spill.
+// 16-byte bank groups (64-byte rows, 64-byte swizzle: unit kk ^ (r / 2) % 4 of row r; 128-byte
+// rows, 128-byte swizzle: kk ^ r % 8), so one ld.shared.v4 a row and step where k_block issues two
+// ld.shared.b32; the lane picks its pair out of each half with one prmt whose selector is its own
+// (dequant::pair_selector). All loads issue before the first conversion: 32 registers of units a
+// prefill block, which fit beside 256 tokens' 128 accumulators without a spill; 64 a decode block
+// (K 128), beside 64 tokens' 32 accumulators and two fragment sets.
 template <class Shape, bool Signed, bool GroupScales>
-__device__ __forceinline__ void prefill_units_to_fragments(uint32_t w, uint32_t pick, const ChannelQuant& cq,
+__device__ __forceinline__ void units_to_fragments(uint32_t w, uint32_t pick, const ChannelQuant& cq,
                                                            const uint32_t (&group_scale)[2],
                                                            uint32_t (&frag)[Shape::k_steps][4]) {
   constexpr int K = Shape::k_steps;
@@ -348,21 +353,22 @@ __device__ __forceinline__ void prefill_units_to_fragments(uint32_t w, uint32_t 
   }
 }
 
+// One K block from 16-byte units (block j of the cursor's stage, block kb of K); the stage's first
+// block waits for the stage to be full.
 template <class Shape, bool GroupScales>
-__device__ __forceinline__ void prefill_k_block(const Params& p, const PrefillRing<Shape>& at, const RingCursor& cursor,
-                                                uint32_t pick, const ChannelQuant& cq, int kb,
-                                                uint32_t (&frag)[Shape::k_steps][4],
-                                                float (&acc)[Shape::accumulators]) {
+__device__ __forceinline__ void unit_k_block(const Params& p, const UnitRing<Shape>& at, const RingCursor& cursor,
+                                             uint32_t pick, const ChannelQuant& cq, int j, int kb,
+                                             uint32_t (&frag)[Shape::k_steps][4], float (&acc)[Shape::accumulators]) {
   uint32_t group_scale[2] = {0, 0};
   if constexpr (GroupScales) // issued before the wait so that the load overlaps it; a group is 128 of K
     for (int i = 0; i < 2; ++i) group_scale[i] = __ldg(p.scales + cq.scale_row[i] + kb * Shape::block_k / 128);
-  ptx::mbarrier_wait(at.full(cursor.stage), cursor.phase);
-  const uint32_t w = at.w(cursor.stage);
+  if (j == 0) ptx::mbarrier_wait(at.full(cursor.stage), cursor.phase);
+  const uint32_t w = at.w(cursor.stage, j);
   if (p.signed_weights)
-    prefill_units_to_fragments<Shape, true, GroupScales>(w, pick, cq, group_scale, frag);
+    units_to_fragments<Shape, true, GroupScales>(w, pick, cq, group_scale, frag);
   else
-    prefill_units_to_fragments<Shape, false, GroupScales>(w, pick, cq, group_scale, frag);
-  const uint32_t x_lo = at.x_descriptor_lo(cursor.stage), x_hi = PrefillRing<Shape>::x_descriptor_hi;
+    units_to_fragments<Shape, false, GroupScales>(w, pick, cq, group_scale, frag);
+  const uint32_t x_lo = at.x_descriptor_lo(cursor.stage, j), x_hi = UnitRing<Shape>::x_descriptor_hi;
   ptx::wgmma_fence(); // the fragments were written by ordinary instructions
 #pragma unroll
   for (int kk = 0; kk < Shape::k_steps; ++kk)
@@ -373,7 +379,7 @@ __device__ __forceinline__ void prefill_k_block(const Params& p, const PrefillRi
 // A prefill tile's K loop (k_block's, one K block a stage, alternating fragment sets), compiled
 // once with group scales and once without, so that per-channel problems issue no group-scale load.
 template <class Shape, bool GroupScales>
-__device__ __forceinline__ void prefill_k_loop(const Params& p, const PrefillRing<Shape>& at, RingCursor& cursor,
+__device__ __forceinline__ void prefill_k_loop(const Params& p, const UnitRing<Shape>& at, RingCursor& cursor,
                                                uint32_t pick, const ChannelQuant& cq,
                                                uint32_t (&frag)[2][Shape::k_steps][4],
                                                float (&acc)[Shape::accumulators]) {
@@ -381,9 +387,9 @@ __device__ __forceinline__ void prefill_k_loop(const Params& p, const PrefillRin
   int previous_stage = -1;
   for (int kb = 0; kb < p.k_blocks; ++kb) {
     if (kb % 2 == 0)
-      prefill_k_block<Shape, GroupScales>(p, at, cursor, pick, cq, kb, frag[0], acc);
+      unit_k_block<Shape, GroupScales>(p, at, cursor, pick, cq, 0, kb, frag[0], acc);
     else
-      prefill_k_block<Shape, GroupScales>(p, at, cursor, pick, cq, kb, frag[1], acc);
+      unit_k_block<Shape, GroupScales>(p, at, cursor, pick, cq, 0, kb, frag[1], acc);
     ptx::wgmma_wait_group<1>(); // the previous block's wgmma are done: its stage goes back
     if (previous_stage >= 0 && lane == 0) ptx::mbarrier_arrive(at.empty(previous_stage));
     previous_stage = cursor.stage;
@@ -393,10 +399,45 @@ __device__ __forceinline__ void prefill_k_loop(const Params& p, const PrefillRin
   if (previous_stage >= 0 && lane == 0) ptx::mbarrier_arrive(at.empty(previous_stage));
 }
 
+// A split-K (decode) tile's K loop from 16-byte units (NOTES.md v21): the consumer takes every
+// consumers-th stage, converts each of its blocks with unit_k_block (block j + 1 into the other
+// fragment set while block j's wgmma run, where there are two), and gives the stage back once its
+// wgmma are done. Compiled with and without group scales, as prefill_k_loop.
+template <class Shape, bool GroupScales>
+__device__ __forceinline__ void split_k_unit_loop(const Params& p, const UnitRing<Shape>& at, RingCursor& cursor,
+                                                  uint32_t pick, const ChannelQuant& cq, int consumer,
+                                                  uint32_t (&frag)[Shape::fragment_sets][Shape::k_steps][4],
+                                                  float (&acc)[Shape::accumulators]) {
+  const int lane = threadIdx.x % 32;
+  for (int first = 0, ks = 0; first < p.k_blocks; first += Shape::stage_blocks, ++ks) {
+    if (ks % Shape::consumers == consumer) {
+      const int blocks = stage_blocks_left<Shape>(p, first);
+#pragma unroll // a constant count: each block's shared-memory offsets are immediates
+      for (int j = 0; j < Shape::stage_blocks; ++j) {
+        if (j >= blocks) break; // the last stage of a K tail
+        unit_k_block<Shape, GroupScales>(p, at, cursor, pick, cq, j, first + j, frag[j % Shape::fragment_sets], acc);
+        if constexpr (Shape::fragment_sets == 1) ptx::wgmma_wait_group<0>();
+        else ptx::wgmma_wait_group<1>();
+      }
+      if constexpr (Shape::fragment_sets > 1) ptx::wgmma_wait_group<0>(); // the stage is read before it goes back
+      if (lane == 0) ptx::mbarrier_arrive(at.empty(cursor.stage));
+    }
+    cursor.advance(p.stages);
+  }
+}
+
 // The tiles that run prefill_k_loop: 128 channels with the prmt conversion (NOTES.md v20). The
-// cvt path, kept as the naive baseline, and the decode tiles run k_block.
+// cvt path, kept as the naive baseline, and the other decode tiles run k_block.
 template <class Shape, dequant::Conversion Path>
 constexpr bool prefill_units = !Shape::split_k && Path == dequant::Conversion::prmt;
+
+// The tiles that run split_k_unit_loop (NOTES.md v21): 64 tokens with the prmt conversion, one or
+// two K blocks a stage. Their 64 registers of units fit beside two consumers' accumulators and
+// fragments; at four blocks a stage ptxas serialises the wgmma for want of registers, and the 16-
+// and 32-token tiles' four consumers have 96 registers.
+template <class Shape, dequant::Conversion Path>
+constexpr bool decode_units =
+    Shape::split_k && Shape::block_tokens == 64 && Shape::stage_blocks <= 2 && Path == dequant::Conversion::prmt;
 
 // Accumulator layout of wgmma m64nN (PTX ISA 9.7.15.5.1.1, "Matrix D"): thread t holds rows
 // (channels) 16 (t / 32) + (t % 32) / 4 and + 8, columns (tokens) 8 j + 2 (t % 4) and + 1.
@@ -516,12 +557,19 @@ __device__ __forceinline__ void consumer_loop(const Params& p, const SharedRing<
 #pragma unroll
     for (int i = 0; i < Shape::accumulators; ++i) acc[i] = 0.0f;
     if constexpr (prefill_units<Shape, Path>) {
-      const PrefillRing<Shape> at(ring, src);
-      const uint32_t pick = PrefillRing<Shape>::held(dequant::pair_selector(lane % 4, p.signed_weights));
+      const UnitRing<Shape> at(ring, src);
+      const uint32_t pick = UnitRing<Shape>::held(dequant::pair_selector(lane % 4, p.signed_weights));
       if (p.groups)
         prefill_k_loop<Shape, true>(p, at, cursor, pick, cq, frag, acc);
       else
         prefill_k_loop<Shape, false>(p, at, cursor, pick, cq, frag, acc);
+    } else if constexpr (decode_units<Shape, Path>) {
+      const UnitRing<Shape> at(ring, src);
+      const uint32_t pick = UnitRing<Shape>::held(dequant::pair_selector(lane % 4, p.signed_weights));
+      if (p.groups)
+        split_k_unit_loop<Shape, true>(p, at, cursor, pick, cq, consumer, frag, acc);
+      else
+        split_k_unit_loop<Shape, false>(p, at, cursor, pick, cq, consumer, frag, acc);
     } else {
       int previous_stage = -1, mine = 0;
       for (int first = 0, ks = 0; first < p.k_blocks; first += ring.blocks, ++ks) {
