@@ -14,9 +14,9 @@
 // Every K step costs the SM what one 128-deep stage costs the kernel's CTA with its operands in L2,
 // measured by running the kernel itself at two depths (the profile's mxfp8_stage_ns, kernels/
 // mxfp8/mxfp8_stage_rate.cu): waits, scale loads, conversion or promotion, wgmma, barriers and
-// release as the kernel overlaps them. It is a time, charged at the SM clock of the replay: the
-// microbenchmark's own clock is not measured (kernels/mxfp8/NOTES.md: taking it as the board's
-// 1980 MHz maximum would put every GEMM configuration 6-22% slow). Built up from parts instead (the promotion's consumer stage
+// release as the kernel overlaps them. It is a time, charged at the SM clock of the replay: charged
+// as the cycles the microbenchmark counts (CUPTI), the dataset's promote and dequantize
+// configurations went 7-26% slow (kernels/mxfp8/NOTES.md, "The stage in cycles"). Built up from parts instead (the promotion's consumer stage
 // alone, or the conversion at the mixed-input microbenchmark's issue rate plus the MMA), the model
 // predicted every configuration 21-42% fast (kernels/mxfp8/NOTES.md). The memory side is the
 // replay's: FP8 operand tiles (1 byte an element, the grouped GEMM's tile walk and boxes) and the
