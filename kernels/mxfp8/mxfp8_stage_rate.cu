@@ -11,7 +11,7 @@
 // stages of the deeper run cost (t(K2) - t(K1)) / 56 per CTA; the launch, the first loads and the
 // epilogue cancel. What is measured is each SM's own warps, which do not depend on how many SMs
 // run. Launches of the same problems are then counted with CUPTI's range profiler (--counted of them
-// at each depth): sm__cycles_elapsed.max, the SM cycles the launch spans, gives cycles_per_stage the same way
+// at each depth; --counted 0 skips it and leaves the cycle fields out): sm__cycles_elapsed.max, the SM cycles the launch spans, gives cycles_per_stage the same way
 // ((c(K2) - c(K1)) / 56, medians), whatever clock the launch ran at, and
 // sm__cycles_elapsed.avg.per_second the clock, the metric tilesim-measure records for every dataset
 // configuration and the simulator replays at. The profile keeps the time (mxfp8_stage_ns), which the
@@ -127,15 +127,17 @@ Timing time_launches(const Variant& v, int k, int ctas, int sms, int reps, int c
     }
     cudaEventDestroy(start);
     cudaEventDestroy(stop);
-    tilesim::measure::RangeCounterProfiler profiler({kCycles, kClock}, counted);
-    const auto samples = profiler.measure({[] {}, [&] { gemm.run_gemm(nullptr, nullptr); }});
-    std::vector<double> cycles, hz;
-    for (const auto& launch : samples.launches) {
-      cycles.push_back(launch.at(kCycles));
-      hz.push_back(launch.at(kClock));
+    if (counted > 0) { // --counted 0: event times only (a base/variant comparison of the stage's time)
+      tilesim::measure::RangeCounterProfiler profiler({kCycles, kClock}, counted);
+      const auto samples = profiler.measure({[] {}, [&] { gemm.run_gemm(nullptr, nullptr); }});
+      std::vector<double> cycles, hz;
+      for (const auto& launch : samples.launches) {
+        cycles.push_back(launch.at(kCycles));
+        hz.push_back(launch.at(kClock));
+      }
+      out.cycles = median(cycles);
+      out.clock_mhz = median(hz) * 1e-6;
     }
-    out.cycles = median(cycles);
-    out.clock_mhz = median(hz) * 1e-6;
   }
   cudaFree(y);
   out.ms = median(ms);
@@ -150,10 +152,11 @@ int main(int argc, char** argv) {
     const int value = i + 1 < argc ? std::atoi(argv[i + 1]) : 0;
     if (!std::strcmp(argv[i], "--reps") && value > 0)
       reps = value;
-    else if (!std::strcmp(argv[i], "--counted") && value > 0)
+    else if (!std::strcmp(argv[i], "--counted") && i + 1 < argc && (value > 0 || !std::strcmp(argv[i + 1], "0")))
       counted = value;
     else {
-      std::fprintf(stderr, "mxfp8_stage_rate: bad option %s; use --reps N and --counted N (N >= 1)\n", argv[i]);
+      std::fprintf(stderr, "mxfp8_stage_rate: bad option %s; use --reps N (N >= 1) and --counted N (N >= 0)\n",
+                   argv[i]);
       return 1;
     }
   }
@@ -191,11 +194,13 @@ int main(int argc, char** argv) {
       const double ns = (t2.ms - t1.ms) * 1e6 / extra;
       std::printf(
           "%s\n  {\"scheme\": \"%s\", \"tile_m\": %d, \"tile_n\": %d, \"tile_k\": %d, \"stages\": %d, \"ctas\": %d, "
-          "\"k1\": %d, \"k2\": %d, \"ms_k1\": %.5f, \"ms_k2\": %.5f, \"ns_per_stage\": %.1f, "
-          "\"cycles_k1\": %.0f, \"cycles_k2\": %.0f, \"clock_mhz_k1\": %.0f, \"clock_mhz_k2\": %.0f, "
-          "\"cycles_per_stage\": %.1f}",
-          first ? "" : ",", v.scheme, v.tile_m, v.tile_n, kStageK, v.stages, ctas, k1, k2, t1.ms, t2.ms, ns, t1.cycles,
-          t2.cycles, t1.clock_mhz, t2.clock_mhz, (t2.cycles - t1.cycles) / extra);
+          "\"k1\": %d, \"k2\": %d, \"ms_k1\": %.5f, \"ms_k2\": %.5f, \"ns_per_stage\": %.1f",
+          first ? "" : ",", v.scheme, v.tile_m, v.tile_n, kStageK, v.stages, ctas, k1, k2, t1.ms, t2.ms, ns);
+      if (counted > 0)
+        std::printf(", \"cycles_k1\": %.0f, \"cycles_k2\": %.0f, \"clock_mhz_k1\": %.0f, \"clock_mhz_k2\": %.0f, "
+                    "\"cycles_per_stage\": %.1f",
+                    t1.cycles, t2.cycles, t1.clock_mhz, t2.clock_mhz, (t2.cycles - t1.cycles) / extra);
+      std::printf("}");
       first = false;
       std::fflush(stdout);
     }
