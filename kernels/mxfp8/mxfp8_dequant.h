@@ -43,6 +43,25 @@ TILESIM_HOST_DEVICE uint32_t byte_perm_signed(uint32_t a, uint32_t selector) {
 #endif
 }
 
+// prmt.b32 over the word pair {lo, hi}, sign replication as above: selector nibbles 0-3 pick a byte of
+// lo, 4-7 of hi (a lane picking its pair out of a 16-byte unit in the one prmt that places it).
+TILESIM_HOST_DEVICE uint32_t byte_perm_signed(uint32_t lo, uint32_t hi, uint32_t selector) {
+#if defined(__CUDA_ARCH__)
+  uint32_t out;
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(out) : "r"(lo), "r"(hi), "r"(selector));
+  return out;
+#else
+  const uint64_t pair = (static_cast<uint64_t>(hi) << 32) | lo;
+  uint32_t out = 0;
+  for (int i = 0; i < 4; ++i) {
+    const uint32_t nibble = (selector >> (4 * i)) & 0xF;
+    const uint32_t byte = static_cast<uint32_t>(pair >> (8 * (nibble & 7))) & 0xFF;
+    out |= ((nibble & 8) ? ((byte & 0x80) ? 0xFFu : 0u) : byte) << (8 * i);
+  }
+  return out;
+#endif
+}
+
 constexpr uint32_t kSingleMultiplyMaxScale = 134; // 2^(134 - 7) = 2^127, bf16's largest power of two
 constexpr uint32_t kScaleNaN = 0xFF;
 
@@ -65,13 +84,27 @@ TILESIM_HOST_DEVICE BlockScale block_scale(uint32_t scale_byte) {
   return {0x7F00u * 0x10001u, second * 0x10001u, true};
 }
 
-// Bytes b and b + 1 (b in {0, 2}) of `word` placed as bf16x2 element x 2^-120, NaN elements as NaN.
-TILESIM_HOST_DEVICE uint32_t place_pair(uint32_t word, uint32_t b) {
-  // Result bytes: byte b, its sign, byte b + 1, its sign: each half is the byte sign-extended to 16 bits.
-  const uint32_t selector = b | ((8u | b) << 4) | ((b + 1u) << 8) | ((9u | b) << 12);
-  const uint32_t placed = (byte_perm_signed(word, selector) << 4) & 0x87F087F0u;
+// The prmt selector of bytes b and b + 1 (b even): byte b, its sign, byte b + 1, its sign, so that each
+// half is the byte sign-extended to 16 bits.
+TILESIM_HOST_DEVICE uint32_t pair_selector(uint32_t b) {
+  return b | ((8u | b) << 4) | ((b + 1u) << 8) | ((9u | b) << 12);
+}
+
+// A sign-extended byte pair placed as bf16x2 element x 2^-120, NaN elements as NaN.
+TILESIM_HOST_DEVICE uint32_t place_extended(uint32_t extended) {
+  const uint32_t placed = (extended << 4) & 0x87F087F0u;
   const uint32_t nan_carry = (placed + 0x00100010u) & 0x08000800u;
   return nan_carry * 15u + placed;
+}
+
+// Bytes b and b + 1 (b in {0, 2}) of `word` placed as bf16x2 element x 2^-120, NaN elements as NaN.
+TILESIM_HOST_DEVICE uint32_t place_pair(uint32_t word, uint32_t b) {
+  return place_extended(byte_perm_signed(word, pair_selector(b)));
+}
+
+// place_pair on bytes b, b + 1 of the word pair {lo, hi} (b in {0, 2, 4, 6}), `selector` pair_selector(b).
+TILESIM_HOST_DEVICE uint32_t place_pair_of(uint32_t lo, uint32_t hi, uint32_t selector) {
+  return place_extended(byte_perm_signed(lo, hi, selector));
 }
 
 // TwoSteps false: exact for scale bytes up to kSingleMultiplyMaxScale; true: for every scale byte.

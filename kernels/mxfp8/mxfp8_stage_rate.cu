@@ -11,7 +11,8 @@
 // stages of the deeper run cost (t(K2) - t(K1)) / 56 per CTA; the launch, the first loads and the
 // epilogue cancel. What is measured is each SM's own warps, which do not depend on how many SMs
 // run. Launches of the same problems are then counted with CUPTI's range profiler (--counted of them
-// at each depth; --counted 0 skips it and leaves the cycle fields out): sm__cycles_elapsed.max, the SM cycles the launch spans, gives cycles_per_stage the same way
+// at each depth; --counted 0 skips it and leaves the cycle fields out): sm__cycles_elapsed.max, the SM
+// cycles the launch spans, gives cycles_per_stage the same way
 // ((c(K2) - c(K1)) / 56, medians), whatever clock the launch ran at, and
 // sm__cycles_elapsed.avg.per_second the clock, the metric tilesim-measure records for every dataset
 // configuration and the simulator replays at. The profile keeps the time (mxfp8_stage_ns), which the

@@ -5,8 +5,8 @@
 // X once, and TMA brings each stage's bf16 X (two [128 tokens x 64] boxes, 128-byte swizzle: the
 // layout the other kernel's consumers write) beside W's FP8 rows. The consumers convert only W, into
 // register-A fragments, in the same two halves of four k16 steps, each converted while the group
-// before it runs:
-//   wait group (g-1, first half) -> convert W's first half -> issue, commit
+// before it runs, from W's 16-byte units all loaded at the stage's start:
+//   load W's 16 units -> wait group (g-1, first half) -> convert W's first half -> issue, commit
 //   wait group (g-1, second half) -> release stage g-1 -> convert W's second half -> issue, commit
 // No X conversion, no X stores, no barrier between the consumers; a stage goes back to the producer
 // once both consumers' wgmma groups that read its X have completed (one stage later than W alone
@@ -78,31 +78,6 @@ __device__ __forceinline__ bool needs_two_steps(const uint32_t (&words)[2]) {
   return __any_sync(0xFFFFFFFFu, largest > mxfp8_dequant::kSingleMultiplyMaxScale);
 }
 
-// W's k16 steps First .. First + 3 into `frag`, one or two multiplies as the warp chose.
-template <int First>
-__device__ __forceinline__ void convert_w_half_xpass(bool two_steps, uint32_t w_stage, const FragmentWords<kBlockK>& src,
-                                                     const uint32_t (&words)[2], uint32_t (&frag)[4][4]) {
-  mxfp8_dequant::BlockScale ws[2][4];
-  if (two_steps) {
-#pragma unroll
-    for (int i = 0; i < 2; ++i)
-#pragma unroll
-      for (int b = 0; b < 4; ++b) ws[i][b] = scale_of<true>(words[i], b);
-    convert_w_steps<First, 4, true>(w_stage, src, ws, frag);
-  } else {
-#pragma unroll
-    for (int i = 0; i < 2; ++i)
-#pragma unroll
-      for (int b = 0; b < 4; ++b) ws[i][b] = scale_of<false>(words[i], b);
-    convert_w_steps<First, 4, false>(w_stage, src, ws, frag);
-  }
-}
-
-#ifndef TILESIM_MXFP8_XPASS_W_UNITS
-#define TILESIM_MXFP8_XPASS_W_UNITS 0
-#endif
-
-#if TILESIM_MXFP8_XPASS_W_UNITS
 // W's 16-byte units (kernels/mxfp8/NOTES.md, "xpass's W as 16-byte units"): a thread's two rows'
 // 16-byte chunk of each k16 step, one ld.shared.v4 each (16 a stage instead of 32 word loads), all
 // issued before the stage's first conversion. The lane's two words of a chunk are x or y and z or w
@@ -113,7 +88,8 @@ __device__ __forceinline__ void load_w_units(uint32_t w_rows, WUnits& units) {
 #pragma unroll
   for (int kk = 0; kk < 8; ++kk)
 #pragma unroll
-    for (int i = 0; i < 2; ++i) units[kk][i] = ptx::ld_shared_v4((w_rows ^ (kk << 4)) + i * FragmentWords<kBlockK>::row8_bytes);
+    for (int i = 0; i < 2; ++i)
+      units[kk][i] = ptx::ld_shared_v4((w_rows ^ (kk << 4)) + i * FragmentWords<kBlockK>::row8_bytes);
 }
 
 // `v` through an empty asm the compiler cannot see through, so that it stays in a register across the
@@ -123,22 +99,17 @@ __device__ __forceinline__ uint32_t held(uint32_t v) {
   return v;
 }
 
-// The lane's prmt selector over a word pair {lo, hi}: mxfp8_dequant::place_pair's selector for byte b,
-// moved into hi (+ 4) where the lane's word is the second of the pair.
+// The lane's prmt selector over a word pair {lo, hi}: its pair's byte (lane & 1) x 2, in hi (+ 4) where
+// its word is the pair's second.
 __device__ __forceinline__ uint32_t pair_pick(int lane) {
-  const uint32_t b = 2 * (lane & 1) + 4 * ((lane & 2) >> 1);
-  return b | ((8u | b) << 4) | ((b + 1u) << 8) | ((8u | (b + 1u)) << 12);
+  return mxfp8_dequant::pair_selector(2 * (lane & 1) + 4 * ((lane & 2) >> 1));
 }
 
-// mxfp8_dequant::convert_pair_steps on the lane's pair of {lo, hi}: the same placement with the word
-// chosen inside the same prmt.
+// mxfp8_dequant::convert_pair_steps on the lane's pair of {lo, hi}: the word chosen in the placing prmt.
 template <bool TwoSteps>
-__device__ __forceinline__ uint32_t convert_picked(uint32_t lo, uint32_t hi, uint32_t pick, const mxfp8_dequant::BlockScale& s) {
-  uint32_t picked;
-  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(picked) : "r"(lo), "r"(hi), "r"(pick));
-  const uint32_t placed = (picked << 4) & 0x87F087F0u;
-  const uint32_t nan_carry = (placed + 0x00100010u) & 0x08000800u;
-  const uint32_t scaled = dequant::mul_bf16x2(nan_carry * 15u + placed, s.first);
+__device__ __forceinline__ uint32_t convert_picked(uint32_t lo, uint32_t hi, uint32_t pick,
+                                                   const mxfp8_dequant::BlockScale& s) {
+  const uint32_t scaled = dequant::mul_bf16x2(mxfp8_dequant::place_pair_of(lo, hi, pick), s.first);
   return TwoSteps ? dequant::mul_bf16x2(scaled, s.second) : scaled;
 }
 
@@ -163,7 +134,6 @@ __device__ __forceinline__ void convert_w_half_units(bool two_steps, const WUnit
   if (two_steps) convert_w_units<First, true>(units, pick, words, frag);
   else convert_w_units<First, false>(units, pick, words, frag);
 }
-#endif
 
 // Each warp's arrival on stage s's `empty`: its W reads and its warpgroup's wgmma reads of X are done.
 __device__ __forceinline__ void release_stage(const XPassRing& ring, int s) {
@@ -171,12 +141,14 @@ __device__ __forceinline__ void release_stage(const XPassRing& ring, int s) {
   if (threadIdx.x % 32 == 0) ptx::mbarrier_arrive(ring.empty(s));
 }
 
-#if TILESIM_MXFP8_XPASS_W_UNITS
-// xpass_stage with W's units: every load of the stage issued first, under the previous stage's groups.
-__device__ __forceinline__ void xpass_stage_units(bool two_steps, uint32_t w_rows, const XPassRing& ring, int previous,
-                                                  uint32_t pick, const uint32_t (&words)[2], uint32_t x_desc_lo,
-                                                  uint32_t x_desc_hi, uint32_t (&first)[4][4], uint32_t (&second)[4][4],
-                                                  float (&acc)[XPassShape::accumulators]) {
+// One stage of this consumer (see the header comment), every W load of the stage issued first, under
+// the previous stage's groups. `previous` is the stage whose groups were the last issued (-1 at a
+// tile's start, where none are in flight); every wgmma instruction stays outside the warp's branches,
+// as in wide_stage.
+__device__ __forceinline__ void xpass_stage(bool two_steps, uint32_t w_rows, const XPassRing& ring, int previous,
+                                            uint32_t pick, const uint32_t (&words)[2], uint32_t x_desc_lo,
+                                            uint32_t x_desc_hi, uint32_t (&first)[4][4], uint32_t (&second)[4][4],
+                                            float (&acc)[XPassShape::accumulators]) {
   WUnits units;
   load_w_units(w_rows, units);
   ptx::wgmma_wait_group<1>();
@@ -189,25 +161,6 @@ __device__ __forceinline__ void xpass_stage_units(bool two_steps, uint32_t w_row
   convert_w_half_units<4>(two_steps, units, pick, words, second);
   issue_half<4>(acc, second, x_desc_lo, x_desc_hi);
 }
-#endif
-
-// One stage of this consumer (see the header comment). `previous` is the stage whose groups were the
-// last issued (-1 at a tile's start, where none are in flight); every wgmma instruction stays outside
-// the warp's branches, as in wide_stage.
-__device__ __forceinline__ void xpass_stage(bool two_steps, uint32_t w_stage, const XPassRing& ring, int previous,
-                                            const FragmentWords<kBlockK>& src, const uint32_t (&words)[2],
-                                            uint32_t x_desc_lo, uint32_t x_desc_hi, uint32_t (&first)[4][4],
-                                            uint32_t (&second)[4][4], float (&acc)[XPassShape::accumulators]) {
-  ptx::wgmma_wait_group<1>(); // the previous stage's first group has read `first`
-  keep_fragments(first);
-  convert_w_half_xpass<0>(two_steps, w_stage, src, words, first);
-  issue_half<0>(acc, first, x_desc_lo, x_desc_hi);
-  ptx::wgmma_wait_group<1>(); // the previous stage's second group has read `second` and its X
-  keep_fragments(second);
-  if (previous >= 0) release_stage(ring, previous);
-  convert_w_half_xpass<4>(two_steps, w_stage, src, words, second);
-  issue_half<4>(acc, second, x_desc_lo, x_desc_hi);
-}
 
 __device__ __forceinline__ void xpass_consumer_loop(const Params& p, const XPassRing& ring, int consumer) {
   using Shape = XPassShape;
@@ -216,11 +169,9 @@ __device__ __forceinline__ void xpass_consumer_loop(const Params& p, const XPass
   const FragmentWords<kBlockK> src(row0, lane);
   const uint64_t x_desc = ptx::smem_descriptor_sw128(ring.x(0));
   const uint32_t x_desc_hi = static_cast<uint32_t>(x_desc >> 32);
-#if TILESIM_MXFP8_XPASS_W_UNITS
-  // Stage 0's first 16-byte chunk of this thread's row0, as a 32-bit shared address kept across blocks.
+  // Stage 0's first 16-byte chunk of this thread's row0, as a 32-bit shared address kept across stages.
   const uint32_t w_rows0 = held(ptx::smem_addr(ring.w(0)) + consumer * Shape::consumer_w_bytes + (src.base & ~15u));
   const uint32_t pick = held(pair_pick(lane));
-#endif
   const bool trace_writer = p.trace != nullptr && t == 0 && consumer == 0;
   TileWalk walk(p.order, p.space);
   RingCursor cursor;
@@ -246,13 +197,8 @@ __device__ __forceinline__ void xpass_consumer_loop(const Params& p, const XPass
       const bool two_steps = needs_two_steps(current);
       ptx::mbarrier_wait(ring.full(s), cursor.phase);
       const uint32_t x_desc_lo = static_cast<uint32_t>(x_desc) + s * (Shape::x_bytes >> 4);
-#if TILESIM_MXFP8_XPASS_W_UNITS
-      xpass_stage_units(two_steps, w_rows0 + s * Shape::w_bytes, ring, previous, pick, current, x_desc_lo, x_desc_hi,
-                        first, second, acc);
-#else
-      const uint32_t w_stage = ptx::smem_addr(ring.w(s)) + consumer * Shape::consumer_w_bytes;
-      xpass_stage(two_steps, w_stage, ring, previous, src, current, x_desc_lo, x_desc_hi, first, second, acc);
-#endif
+      xpass_stage(two_steps, w_rows0 + s * Shape::w_bytes, ring, previous, pick, current, x_desc_lo, x_desc_hi, first,
+                  second, acc);
       previous = s;
       cursor.advance(ring.stages);
     }

@@ -61,6 +61,21 @@ TEST_CASE("placement puts E4M3 bits under a bf16 at 2^-120", "[mxfp8_dequant]") 
   CHECK(md::place_pair(0xFF7F0000u, 2) == 0xFFF07FF0u);
 }
 
+TEST_CASE("a pair picked out of two words places as place_pair does on its word", "[mxfp8_dequant]") {
+  // Selector nibbles 4-7 read hi: byte 4 is hi's byte 0.
+  CHECK(md::byte_perm_signed(0x11111111u, 0x00007F80u, md::pair_selector(4)) == 0x007FFF80u);
+  CHECK(md::place_pair_of(0x0000B038u, 0xFF7F0000u, md::pair_selector(0)) == 0x83000380u);
+  CHECK(md::place_pair_of(0x0000B038u, 0xFF7F0000u, md::pair_selector(6)) == 0xFFF07FF0u);
+  // Every byte pair, in either word and either half: the same bits as place_pair on that word.
+  for (uint32_t v = 0; v < 0x10000u; ++v) {
+    const uint32_t word = v * 0x10001u, other = ~word;
+    for (uint32_t b = 0; b < 4; b += 2) {
+      REQUIRE(md::place_pair_of(word, other, md::pair_selector(b)) == md::place_pair(word, b));
+      REQUIRE(md::place_pair_of(other, word, md::pair_selector(b + 4)) == md::place_pair(word, b));
+    }
+  }
+}
+
 TEST_CASE("hand-worked multipliers", "[mxfp8_dequant]") {
   // Scale 2^0 (byte 127): multiplier 2^120, bf16 exponent field 247 = 0x7B80.
   CHECK(md::block_scale(127).first == 0x7B807B80u);
