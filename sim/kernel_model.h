@@ -102,6 +102,9 @@ std::unique_ptr<KernelModel> make_mxfp8_gemm_model(const KernelSpec& spec, const
 // as the rowwise quantiser of the same tensor (the same bytes the other way); empty for every other
 // kernel, and where the GEMM runs another model than mxfp8_gemm (a Blackwell scales in its tensor cores).
 std::optional<KernelSpec> mxfp8_pass_before(const KernelSpec& spec, const GpuProfile& gpu);
+// A kernel the registered model's kernel launches before it on the same stream and is timed with
+// (today only mxfp8_gemm's xpass pass); empty for every other kernel.
+std::optional<KernelSpec> kernel_launched_before(const KernelSpec& spec, const GpuProfile& gpu);
 // The registered model that runs `spec` on `gpu`: chosen by the spec's kind and, for GEMMs, the
 // profile's architecture (a Blackwell runs tcgen05 kernels, not wgmma ones).
 std::string kernel_model_name(const KernelSpec& spec, const GpuProfile& gpu);

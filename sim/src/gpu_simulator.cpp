@@ -393,7 +393,7 @@ KernelResult simulate(const GpuProfile& gpu, const KernelSpec& spec, const Simul
   // A kernel launched before this one and timed with it runs first from the cold L2 the measurement
   // starts from; this one is replayed from a cold L2 too (what of the first's output the L2 still
   // holds is not carried over).
-  const std::optional<KernelSpec> before = mxfp8_pass_before(spec, gpu);
+  const std::optional<KernelSpec> before = kernel_launched_before(spec, gpu);
   if (!before) return result;
   SimulationOptions quiet = options;
   quiet.progress = nullptr;

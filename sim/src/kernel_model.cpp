@@ -20,6 +20,16 @@ const std::map<std::string, KernelModelFactory>& registry() {
   return models;
 }
 
+using LaunchedBefore = std::optional<KernelSpec> (*)(const KernelSpec&, const GpuProfile&);
+
+// The models whose kernel launches another one first and is timed with it, one line each.
+const std::map<std::string, LaunchedBefore>& launched_before() {
+  static const std::map<std::string, LaunchedBefore> passes{
+      {"mxfp8_gemm", mxfp8_pass_before},
+  };
+  return passes;
+}
+
 // The GEMM model each tensor-core generation runs: wgmma / mma.sync kernels with register
 // accumulators before Blackwell, tcgen05 with tensor-memory accumulators on it.
 const std::map<std::string, std::string>& gemm_model_by_architecture() {
@@ -42,6 +52,12 @@ std::string kernel_model_name(const KernelSpec& spec, const GpuProfile& gpu) {
   if (it == gemm_model_by_architecture().end())
     throw SpecError(gpu.source, "architecture", "'" + gpu.architecture + "' has no GEMM model", "use ampere, hopper or blackwell");
   return it->second;
+}
+
+std::optional<KernelSpec> kernel_launched_before(const KernelSpec& spec, const GpuProfile& gpu) {
+  const auto it = launched_before().find(kernel_model_name(spec, gpu));
+  if (it == launched_before().end()) return std::nullopt;
+  return it->second(spec, gpu);
 }
 
 std::unique_ptr<KernelModel> make_kernel_model(const KernelSpec& spec, const GpuProfile& gpu) {
