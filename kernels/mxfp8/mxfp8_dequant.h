@@ -25,26 +25,10 @@
 
 namespace tilesim::kernels::mxfp8_dequant {
 
-// prmt.b32 with sign replication (PTX ISA 9.7.8.7, default mode): selector nibble bit 3 set fills
-// the result byte with the sign (bit 7) of the byte it selects.
-TILESIM_HOST_DEVICE uint32_t byte_perm_signed(uint32_t a, uint32_t selector) {
-#if defined(__CUDA_ARCH__)
-  uint32_t out; // not __byte_perm: the intrinsic takes only the low 3 bits of each selector nibble
-  asm("prmt.b32 %0, %1, 0, %2;" : "=r"(out) : "r"(a), "r"(selector));
-  return out;
-#else
-  uint32_t out = 0;
-  for (int i = 0; i < 4; ++i) {
-    const uint32_t nibble = (selector >> (4 * i)) & 0xF;
-    const uint32_t byte = (nibble & 7) < 4 ? (a >> (8 * (nibble & 7))) & 0xFF : 0u;
-    out |= ((nibble & 8) ? ((byte & 0x80) ? 0xFFu : 0u) : byte) << (8 * i);
-  }
-  return out;
-#endif
-}
-
-// prmt.b32 over the word pair {lo, hi}, sign replication as above: selector nibbles 0-3 pick a byte of
-// lo, 4-7 of hi (a lane picking its pair out of a 16-byte unit in the one prmt that places it).
+// prmt.b32 over the word pair {lo, hi} with sign replication (PTX ISA 9.7.8.7, default mode):
+// selector nibbles 0-3 pick a byte of lo, 4-7 of hi, and nibble bit 3 fills the result byte with the
+// sign (bit 7) of the byte it picks (a lane picking its pair out of a 16-byte unit in the one prmt
+// that places it).
 TILESIM_HOST_DEVICE uint32_t byte_perm_signed(uint32_t lo, uint32_t hi, uint32_t selector) {
 #if defined(__CUDA_ARCH__)
   uint32_t out;
@@ -59,6 +43,17 @@ TILESIM_HOST_DEVICE uint32_t byte_perm_signed(uint32_t lo, uint32_t hi, uint32_t
     out |= ((nibble & 8) ? ((byte & 0x80) ? 0xFFu : 0u) : byte) << (8 * i);
   }
   return out;
+#endif
+}
+
+// The same over one word: nibbles 4-7 pick a byte of the immediate 0.
+TILESIM_HOST_DEVICE uint32_t byte_perm_signed(uint32_t a, uint32_t selector) {
+#if defined(__CUDA_ARCH__)
+  uint32_t out; // not __byte_perm: the intrinsic takes only the low 3 bits of each selector nibble
+  asm("prmt.b32 %0, %1, 0, %2;" : "=r"(out) : "r"(a), "r"(selector));
+  return out;
+#else
+  return byte_perm_signed(a, 0u, selector); // prmt's second word is the immediate 0
 #endif
 }
 
