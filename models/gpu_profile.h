@@ -165,6 +165,7 @@ struct Mxfp8StageNs {
   std::vector<int> transposed_tile_n; // its channels per tile, one per transposed_tile_m
   std::vector<double> transposed;     // one per transposed_tile_m
   double xpass = 0;                   // 128 x 128 tile on bf16 X (the GEMM without its pass); 0 where not measured
+  double xpass_f16 = 0;               // the same on f16 X, f16 wgmma (scheme xpass_f16); 0 where not measured
   double transposed_of(int tile_m, int tile_n) const; // 0 where not measured
 };
 

@@ -67,8 +67,9 @@ struct Mxfp8QuantizeShape {
 // dequantise the operands exactly to bf16 and run bf16 MMAs, either as Y = X W^T (dequantize) or as
 // Y^T = W X^T with the tokens on the MMA's N (transposed: tile.m tokens x 64 channels, for the few
 // tokens per expert of decode), or that on 128 x 128 tiles after a pass that dequantises X to bf16
-// once (xpass: the kernels convert only W). "block_scale" in the spec.
-enum class BlockScaleScheme { promote, dequantize, transposed, xpass };
+// once (xpass: the kernels convert only W), or that in f16 relative to a reference exponent a row
+// (xpass_f16: f16 wgmma, the pass converting X and finding every row's reference). "block_scale" in the spec.
+enum class BlockScaleScheme { promote, dequantize, transposed, xpass, xpass_f16 };
 std::string to_string(BlockScaleScheme scheme);
 
 struct BlockScale {

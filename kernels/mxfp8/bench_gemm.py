@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The MXFP8 grouped GEMM in every scheme (kernels/mxfp8/: (a) promote, (b) dequantize, (b) transposed, Y^T = W X^T
-with the tokens on wgmma's N, and xpass, X dequantised once by the dequantiser's pass, then the transposed 128 x 128
-tile converting only W) against our
+with the tokens on wgmma's N, xpass, X dequantised once by the dequantiser's pass, then the transposed 128 x 128
+tile converting only W, and xpass_f16, the same in f16 relative to a reference exponent a row) against our
 bf16 grouped GEMM and torch._scaled_mm FP8 with per-tensor scales, and the MXFP8 layer (quantise X + GEMM) against the
 bf16 GEMM, on the issue's shapes.
 
@@ -13,7 +13,7 @@ CUDA events around each call from an idle GPU, `--warmup` untimed rounds, median
   promote, dequantize, transposed, xpass: ours, each the best of a few ring depths and orders (transposed: and tokens
         per tile) in a separate selection round first (dequantize runs 3 stages only: its bf16 copies of W take the rest
         of shared memory); xpass timed as the layer runs it, its pass over X and its GEMM together;
-  xpass_gemm: xpass's GEMM kernel alone (on the bf16 X of the pass before), so the pass's share is read beside it;
+  xpass_gemm, xpass_f16_gemm: the GEMM kernel alone (on the X of the pass before), so the pass's share is read beside it;
   bf16: our grouped GEMM (kernels/grouped_gemm, the configuration its own benchmark chose per shape,
         validation/data/h100/bench_grouped_gemm.json) on the unquantised bf16 X and W;
   scaled_mm: torch._scaled_mm of X and one expert's W as E4M3 with per-tensor scales, the
@@ -40,7 +40,7 @@ SHAPES = [  # name, tokens per expert, n, k, our bf16 configuration (tile_n, sta
     ("moe_e128x128", [128] * 128, 2048, 7168, (256, 4, "serpentine", False)),
     ("decode_e64x16", [16] * 64, 2048, 7168, (256, 4, "serpentine", False)),
 ]
-SCHEMES = {"promote": 0, "dequantize": 1, "transposed": 2, "xpass": 3}
+SCHEMES = {"promote": 0, "dequantize": 1, "transposed": 2, "xpass": 3, "xpass_f16": 4}
 
 
 def mxfp8_candidates(tokens_per_expert):
@@ -57,6 +57,7 @@ def mxfp8_candidates(tokens_per_expert):
                                (4, "row_major", True, 128, 128), (4, "grouped_m:4", True, 128, 128),
                                (3, "row_major", True, 128, 128)]
     fixed["xpass"] = [(4, "row_major", True, 128, 128), (4, "grouped_m:4", True, 128, 128), (3, "row_major", True, 128, 128)]
+    fixed["xpass_f16"] = list(fixed["xpass"])
     return fixed
 
 
@@ -195,7 +196,8 @@ def shape_record(name, tokens, n, k, bf16_cfg, libs, reps, warmup):
     x8 = x.to(torch.float8_e4m3fn)
     w8 = w[0].to(torch.float8_e4m3fn)
     fns = {"promote": ours["promote"], "dequantize": ours["dequantize"], "transposed": ours["transposed"],
-           "xpass": ours["xpass"], "xpass_gemm": ours["xpass"].gemm_only, "bf16": bf16,
+           "xpass": ours["xpass"], "xpass_gemm": ours["xpass"].gemm_only, "xpass_f16": ours["xpass_f16"],
+           "xpass_f16_gemm": ours["xpass_f16"].gemm_only, "bf16": bf16,
            "scaled_mm": lambda: torch._scaled_mm(x8, w8.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16),
            "layer_mxfp8": lambda: (quantize_x(), ours[faster]()), "quantize_x": quantize_x}
     med = interleaved_medians(fns, reps, warmup)
@@ -213,7 +215,7 @@ def shape_record(name, tokens, n, k, bf16_cfg, libs, reps, warmup):
         "scaled_mm_per_tensor_tflops": tflops(med["scaled_mm"]), "scaled_mm_median_ms": round(med["scaled_mm"], 4),
         "layer_scheme": faster, "layer_mxfp8_ms": round(med["layer_mxfp8"], 4),
         "quantize_x_ms": round(med["quantize_x"], 4), "layer_vs_bf16": round(med["bf16"] / med["layer_mxfp8"], 3),
-        "xpass_gemm_only_ms": round(med["xpass_gemm"], 4),
+        "xpass_gemm_only_ms": round(med["xpass_gemm"], 4), "xpass_f16_gemm_only_ms": round(med["xpass_f16_gemm"], 4),
         "selection_round_tflops": {c: tflops(v) for c, v in selection.items()},
         "accuracy": accuracy,
     })
@@ -239,8 +241,8 @@ def main():
                                                    ctypes.c_int]
     wanted = set(filter(None, args.shapes.split(",")))
     records = []
-    print(f"{'shape':20} {'promote':>7} {'dequant':>7} {'transp':>7} {'xpass':>7} {'bf16':>7} {'best/bf16':>9} "
-          f"{'scaled_mm':>9} {'layer/bf16':>10} | err vs dequantised (a, b, t, x), vs bf16 inputs (a, b, t, x)")
+    print(f"{'shape':20} {'promote':>7} {'dequant':>7} {'transp':>7} {'xpass':>7} {'xp_f16':>7} {'bf16':>7} {'best/bf16':>9} "
+          f"{'scaled_mm':>9} {'layer/bf16':>10} | err vs dequantised (a, b, t, x, xh), vs bf16 inputs (a, b, t, x, xh)")
     for name, tokens, n, k, cfg in SHAPES:
         if wanted and name not in wanted:
             continue
@@ -248,7 +250,7 @@ def main():
         records.append(r)
         a = r["accuracy"]
         print(f"{name:20} {r['promote_tflops']:7.1f} {r['dequantize_tflops']:7.1f} {r['transposed_tflops']:7.1f} "
-              f"{r['xpass_tflops']:7.1f} {r['bf16_tflops']:7.1f} {r['winner_vs_bf16']:9.3f} {r['scaled_mm_per_tensor_tflops']:9.1f} "
+              f"{r['xpass_tflops']:7.1f} {r['xpass_f16_tflops']:7.1f} {r['bf16_tflops']:7.1f} {r['winner_vs_bf16']:9.3f} {r['scaled_mm_per_tensor_tflops']:9.1f} "
               f"{r['layer_vs_bf16']:10.3f} | "
               + ", ".join(str(a[f"{s}_vs_fp32_of_dequantised_rel"]) for s in SCHEMES) + ", "
               + ", ".join(str(a[f"{s}_vs_fp32_of_bf16_inputs_rel"]) for s in SCHEMES), flush=True)

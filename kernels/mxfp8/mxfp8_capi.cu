@@ -36,7 +36,7 @@ int tilesim_mxfp8_quantize(const void *x, void *elements, void *scales, long lon
 
 extern "C" {
 
-// scheme: 0 promote, 1 dequantize, 2 transposed, 3 xpass (tile_tokens, tile_channels: the transposed schemes' tile).
+// scheme: 0 promote, 1 dequantize, 2 transposed, 3 xpass, 4 xpass_f16 (tile_tokens, tile_channels: the transposed schemes' tile).
 void *tilesim_mxfp8_gemm_create(int experts, const int *tokens, int n, int k, int stages, int persistent,
                                 const char *order, int scheme, int tile_tokens, int tile_channels, const void *x, const void *x_scales, const void *w,
                                 const void *w_scales, void *y, int sm_count, char *error, int error_len) {
@@ -49,8 +49,9 @@ void *tilesim_mxfp8_gemm_create(int experts, const int *tokens, int n, int k, in
     p.stages = stages;
     p.persistent = persistent != 0;
     p.order = tilesim::parse_launch_order(order);
-    if (scheme < 0 || scheme > 3)
-      throw tilesim::kernels::KernelError("scheme must be 0 (promote), 1 (dequantize), 2 (transposed) or 3 (xpass)");
+    if (scheme < 0 || scheme > 4)
+      throw tilesim::kernels::KernelError(
+          "scheme must be 0 (promote), 1 (dequantize), 2 (transposed), 3 (xpass) or 4 (xpass_f16)");
     p.scheme = static_cast<tilesim::kernels::Mxfp8GemmScheme>(scheme);
     p.tile_tokens = tile_tokens;
     p.tile_channels = tile_channels;
@@ -61,7 +62,7 @@ void *tilesim_mxfp8_gemm_create(int experts, const int *tokens, int n, int k, in
   }
 }
 
-// gemm_only: the GEMM kernel without xpass's pass over X (on the bf16 X of the last full run).
+// gemm_only: the GEMM kernel without xpass's (or xpass_f16's) pass (on the X of the last full run).
 int tilesim_mxfp8_gemm_run_part(void *handle, int gemm_only, void *stream, char *error, int error_len) {
   try {
     const auto *gemm = static_cast<const tilesim::kernels::Mxfp8GroupedGemm *>(handle);

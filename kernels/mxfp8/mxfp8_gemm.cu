@@ -9,6 +9,7 @@
 #include "kernels/common/tensor_maps.h"
 #include "kernels/mxfp8/mxfp8.h"
 #include "kernels/mxfp8/mxfp8_dequantize_kernel.cuh"
+#include "kernels/mxfp8/mxfp8_f16_pass_kernel.cuh"
 #include "kernels/mxfp8/mxfp8_transposed_launch.h"
 
 namespace tilesim::kernels {
@@ -77,8 +78,11 @@ bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 
 } // namespace
 
 std::string mxfp8_gemm_unsupported_reason(int tile_m, int tile_n, int tile_k, int stages, Mxfp8GemmScheme scheme) {
-  if (scheme == Mxfp8GemmScheme::transposed || scheme == Mxfp8GemmScheme::xpass)
-    return mxfp8_transposed::unsupported_reason(tile_m, tile_n, tile_k, stages, scheme == Mxfp8GemmScheme::xpass);
+  if (scheme == Mxfp8GemmScheme::transposed || scheme == Mxfp8GemmScheme::xpass || scheme == Mxfp8GemmScheme::xpass_f16)
+    return mxfp8_transposed::unsupported_reason(tile_m, tile_n, tile_k, stages,
+                                                scheme == Mxfp8GemmScheme::xpass       ? mxfp8_transposed::XForm::bf16
+                                                : scheme == Mxfp8GemmScheme::xpass_f16 ? mxfp8_transposed::XForm::f16
+                                                                                       : mxfp8_transposed::XForm::fp8);
   if (tile_m != kBlockM) return "tile_m = " + std::to_string(tile_m) + " is not supported; use 128";
   // A 256-wide tile would need 128 accumulators and 128 temporaries per thread: more than 232 registers.
   if (tile_n != kBlockN) return "tile_n = " + std::to_string(tile_n) + " is not supported; use 128";
@@ -107,9 +111,12 @@ struct Mxfp8GroupedGemm::Impl {
   Params params{};
   mxfp8_transposed::Launch transposed; // the transposed schemes' maps, parameters and grid
   int* device_offsets = nullptr;
-  void* x_bf16 = nullptr;      // xpass: X dequantised, [total_tokens, k] bf16
-  const void* x = nullptr;     // xpass: the pass's FP8 X and its scales
+  void* x_copy = nullptr;      // xpass: X dequantised, [total_tokens, k] bf16; xpass_f16: f16, permuted
+  const void* x = nullptr;     // xpass(_f16): the pass's FP8 X and its scales
   const void* x_scales = nullptr;
+  const void* w_scales = nullptr; // xpass_f16: the pass reads W's scales for its rows' references
+  uint16_t* row_info = nullptr;   // xpass_f16: X's rows' references, then W's (mxfp8_f16_pass_kernel.cuh)
+  int64_t w_rows = 0;
   int sm_count = 0;
   int tiles = 0, grid = 0, total_tokens = 0;
 };
@@ -120,9 +127,11 @@ Mxfp8GroupedGemm::Mxfp8GroupedGemm(const Mxfp8GemmProblem& problem, const void* 
   Impl& m = *impl_;
   m.problem = problem;
   require(problem.scheme == Mxfp8GemmScheme::promote || problem.scheme == Mxfp8GemmScheme::dequantize ||
-              problem.scheme == Mxfp8GemmScheme::transposed || problem.scheme == Mxfp8GemmScheme::xpass,
+              problem.scheme == Mxfp8GemmScheme::transposed || problem.scheme == Mxfp8GemmScheme::xpass ||
+              problem.scheme == Mxfp8GemmScheme::xpass_f16,
           "scheme is not an Mxfp8GemmScheme");
-  const bool xpass = problem.scheme == Mxfp8GemmScheme::xpass;
+  const bool f16 = problem.scheme == Mxfp8GemmScheme::xpass_f16;
+  const bool xpass = problem.scheme == Mxfp8GemmScheme::xpass || f16;
   const bool transposed = problem.scheme == Mxfp8GemmScheme::transposed || xpass;
   const int tile_m = transposed ? problem.tile_tokens : kBlockM, tile_n = transposed ? problem.tile_channels : kBlockN;
   const std::string reason = mxfp8_gemm_unsupported_reason(tile_m, tile_n, kBlockK, problem.stages, problem.scheme);
@@ -154,13 +163,20 @@ Mxfp8GroupedGemm::Mxfp8GroupedGemm(const Mxfp8GemmProblem& problem, const void* 
                           cudaMemcpyHostToDevice),
                "cudaMemcpy(offsets)");
     if (xpass && m.total_tokens > 0) {
-      check_cuda(cudaMalloc(&m.x_bf16, static_cast<std::size_t>(m.total_tokens) * problem.k * 2), "cudaMalloc(bf16 X)");
+      check_cuda(cudaMalloc(&m.x_copy, static_cast<std::size_t>(m.total_tokens) * problem.k * 2), "cudaMalloc(bf16 X)");
       m.x = x;
       m.x_scales = x_scales;
       m.sm_count = sm_count;
     }
-    m.transposed = mxfp8_transposed::make_launch(problem, space, m.device_offsets, xpass ? m.x_bf16 : x, x_scales, w,
-                                                 w_scales, y, sm_count);
+    if (f16 && m.total_tokens > 0) {
+      m.w_scales = w_scales;
+      m.w_rows = static_cast<int64_t>(problem.experts) * problem.n;
+      check_cuda(cudaMalloc(&m.row_info, static_cast<std::size_t>(m.total_tokens + m.w_rows) * sizeof(uint16_t)),
+                 "cudaMalloc(row references)");
+    }
+    m.transposed = mxfp8_transposed::make_launch(problem, space, m.device_offsets, xpass ? m.x_copy : x, x_scales, w,
+                                                 w_scales, y, sm_count, m.row_info,
+                                                 m.row_info ? m.row_info + m.total_tokens : nullptr);
     m.grid = m.transposed.grid;
     return;
   }
@@ -208,20 +224,29 @@ Mxfp8GroupedGemm::Mxfp8GroupedGemm(const Mxfp8GemmProblem& problem, const void* 
 
 Mxfp8GroupedGemm::~Mxfp8GroupedGemm() {
   if (impl_ && impl_->device_offsets) cudaFree(impl_->device_offsets); // no throw from a destructor
-  if (impl_ && impl_->x_bf16) cudaFree(impl_->x_bf16);
+  if (impl_ && impl_->x_copy) cudaFree(impl_->x_copy);
+  if (impl_ && impl_->row_info) cudaFree(impl_->row_info);
 }
 
 void Mxfp8GroupedGemm::run(cudaStream_t stream, TileTrace* trace) const {
   const Impl& m = *impl_;
-  if (m.x_bf16)
-    mxfp8_dequantize(Mxfp8Element::e4m3, m.x, m.x_scales, m.x_bf16, m.total_tokens, m.problem.k, m.sm_count, stream);
+  if (m.row_info) {
+    const mxfp8_f16::PassParams pass{static_cast<const uint4*>(m.x), static_cast<const uint32_t*>(m.x_scales),
+                                     static_cast<const uint32_t*>(m.w_scales), static_cast<uint4*>(m.x_copy),
+                                     m.row_info, m.row_info + m.total_tokens, m.total_tokens, m.w_rows, m.problem.k};
+    mxfp8_f16::f16_pass_kernel<<<m.sm_count * 8, mxfp8_f16::kPassThreads, 0, stream>>>(pass);
+    check_cuda(cudaGetLastError(), "mxfp8 f16 pass launch");
+  } else if (m.x_copy) {
+    mxfp8_dequantize(Mxfp8Element::e4m3, m.x, m.x_scales, m.x_copy, m.total_tokens, m.problem.k, m.sm_count, stream);
+  }
   run_gemm(stream, trace);
 }
 
 void Mxfp8GroupedGemm::run_gemm(cudaStream_t stream, TileTrace* trace) const {
   const Impl& m = *impl_;
   if (m.tiles == 0) return;
-  if (m.problem.scheme == Mxfp8GemmScheme::transposed || m.problem.scheme == Mxfp8GemmScheme::xpass) {
+  if (m.problem.scheme == Mxfp8GemmScheme::transposed || m.problem.scheme == Mxfp8GemmScheme::xpass ||
+      m.problem.scheme == Mxfp8GemmScheme::xpass_f16) {
     mxfp8_transposed::run(m.transposed, stream, trace);
     return;
   }

@@ -5,7 +5,8 @@
 // operands converted exactly to bf16 with their scales, then bf16 wgmma; transposed, (b) computing
 // Y^T = W * X^T with W converted as wgmma's register A and the few tokens of decode tiles as its N;
 // xpass, X dequantised to bf16 once by the dequantiser (one pass, enqueued by run()), then the transposed
-// 128 x 128 tile reading it by TMA and converting only W.
+// 128 x 128 tile reading it by TMA and converting only W; xpass_f16, the same with f16 operands relative to
+// a reference exponent a row (the pass converts X and finds every row's reference; NOTES.md).
 //
 //   X [total_tokens, k] e4m3, X scales [total_tokens, k / 32] e8m0 (the rowwise quantiser's output)
 //   W [experts, n, k]   e4m3, W scales [experts * n, k / 32] e8m0 (W's rows quantised along k)
@@ -27,16 +28,16 @@
 
 namespace tilesim::kernels {
 
-enum class Mxfp8GemmScheme : int { promote = 0, dequantize = 1, transposed = 2, xpass = 3 };
+enum class Mxfp8GemmScheme : int { promote = 0, dequantize = 1, transposed = 2, xpass = 3, xpass_f16 = 4 };
 
 struct Mxfp8GemmProblem {
   int experts = 1;
   std::vector<int> tokens_per_expert; // size == experts
   int n = 0;                          // multiple of 8
   int k = 0;                          // multiple of 128: whole stages of four MX blocks
-  int stages = 4;                     // promote 3..5, dequantize 3, transposed a multiple of its consumers, xpass 2..4
-  int tile_tokens = 16;               // transposed only: tokens per tile (wgmma's N), 16, 32, 64 or 128 (xpass: 128)
-  int tile_channels = 64;             // transposed only: channels per tile, 64, or 128 with 128 tokens (xpass: 128)
+  int stages = 4;                     // promote 3..5, dequantize 3, transposed a multiple of its consumers, xpass(_f16) 2..4
+  int tile_tokens = 16;               // transposed only: tokens per tile (wgmma's N), 16, 32, 64 or 128 (xpass(_f16): 128)
+  int tile_channels = 64;             // transposed only: channels per tile, 64, or 128 with 128 tokens (xpass(_f16): 128)
   Mxfp8GemmScheme scheme = Mxfp8GemmScheme::promote;
   bool persistent = true;
   LaunchOrder order{};
@@ -51,17 +52,19 @@ std::string mxfp8_gemm_k_reason(int k);
 class Mxfp8GroupedGemm {
 public:
   // Device buffers as above: X, W, Y 16-byte aligned, scales 4-byte. Validates everything; throws KernelError.
-  // xpass allocates its bf16 copy of X (total_tokens x k x 2 bytes) here.
+  // xpass allocates its bf16 copy of X (total_tokens x k x 2 bytes) here; xpass_f16 its f16 copy and the
+  // rows' references (2 bytes a row of X and of W).
   Mxfp8GroupedGemm(const Mxfp8GemmProblem& problem, const void* x, const void* x_scales, const void* w,
                    const void* w_scales, void* y, int sm_count);
   ~Mxfp8GroupedGemm();
   Mxfp8GroupedGemm(const Mxfp8GroupedGemm&) = delete;
   Mxfp8GroupedGemm& operator=(const Mxfp8GroupedGemm&) = delete;
 
-  // Enqueues the kernel on `stream` (xpass: the dequantiser's pass over X, then the GEMM). `trace` is a
+  // Enqueues the kernel on `stream` (xpass: the dequantiser's pass over X, then the GEMM; xpass_f16: its pass
+  // over X and W's scales, then the GEMM). `trace` is a
   // device array of tile_count() records or nullptr.
   void run(cudaStream_t stream, TileTrace* trace) const;
-  // The GEMM kernel alone: for xpass on the bf16 X of the last run() (its stage rate, apart from the pass).
+  // The GEMM kernel alone: for xpass(_f16) on the X of the last run() (its stage rate, apart from the pass).
   void run_gemm(cudaStream_t stream, TileTrace* trace) const;
 
   int tile_count() const;

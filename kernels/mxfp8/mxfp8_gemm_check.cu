@@ -1,7 +1,9 @@
-// mxfp8_gemm_check: the MXFP8 grouped GEMM, every scheme (promote, dequantize, transposed, xpass), against the CPU
+// mxfp8_gemm_check: the MXFP8 grouped GEMM, every scheme (promote, dequantize, transposed, xpass, xpass_f16), against the CPU
 // reference of the dequantised operands (mxfp8_gemm_reference.h), every output element; and the
 // dequantize scheme's conversion on the GPU, every element byte at every scale byte, bit for bit
-// against the OCP-spec reference (the CPU test runs the same code on the host). Random E4M3 elements (every finite code), random
+// against the OCP-spec reference (the CPU test runs the same code on the host), and xpass_f16's, every element byte at
+// every relative exponent, bit for bit against the same code on the host (which the CPU test checks against the
+// nearest f16). Random E4M3 elements (every finite code), random
 // E8M0 scales per 32-block (2^-8..2^8, or adversarial: 2^-40..2^40, whole blocks of zeros with the
 // 2^-127 scale the quantiser gives them, a NaN scale that must turn its row to NaN), NaN element
 // codes that must turn their rows and columns to NaN, ragged and zero-token experts, M and N tails,
@@ -21,6 +23,7 @@
 
 #include "kernels/common/check_kernels.cuh"
 #include "kernels/mxfp8/mxfp8_dequant.h"
+#include "kernels/mxfp8/mxfp8_f16_dequant.h"
 #include "kernels/mxfp8/mxfp8_gemm.h"
 #include "kernels/mxfp8/mxfp8_gemm_reference.h"
 #include "models/launch_order_names.h"
@@ -32,8 +35,10 @@ using tk::testing::check;
 namespace {
 
 // unit_*: that operand all 1.0, every scale 2^0; nan_elements: moderate scales and a few NaN element
-// codes (0x7F, 0xFF), whose rows of X and columns of W must come out NaN.
-enum class Scales { moderate, adversarial, unit_x, unit_w, nan_elements };
+// codes (0x7F, 0xFF), whose rows of X and columns of W must come out NaN; span22: scales 2^-11..2^11, so
+// that many rows hold blocks exactly 22 binades below their largest (xpass_f16's last exact block, on
+// its wide path).
+enum class Scales { moderate, adversarial, unit_x, unit_w, nan_elements, span22 };
 
 struct Case {
   const char* name;
@@ -67,6 +72,7 @@ Operands make_operands(const Case& c, int total, std::mt19937_64& rng) {
   for (auto& v : o.x) v = c.scales == Scales::unit_x ? 0x38 : random_e4m3(rng); // E4M3 1.0
   for (auto& v : o.w) v = c.scales == Scales::unit_w ? 0x38 : random_e4m3(rng);
   const int spread = c.scales == Scales::adversarial                                     ? 40
+                     : c.scales == Scales::span22                                        ? 11
                      : c.scales == Scales::moderate || c.scales == Scales::nan_elements ? 8
                                                                                          : 0;
   const auto scale = [&] { return static_cast<std::uint8_t>(127 - spread + static_cast<int>(rng() % (2 * spread + 1))); };
@@ -104,6 +110,28 @@ template <typename T> T* to_device(const std::vector<T>& host) {
 
 double bf16_value(std::uint16_t bits) { return ref::bf16_to_double(bits); }
 
+// xpass_f16 (kernels/mxfp8/mxfp8_f16_dequant.h): an element of a block more than 22 binades below its row's
+// largest scale is rounded once to f16 relative to the row, off by at most 2^(ref - 159); the bound on what
+// that moves a dot product: the sum over K of dx |w| + |x| dw + dx dw. Zero where both rows span <= 22 binades.
+double f16_rounding_bound(const std::uint8_t* x, const std::uint8_t* xs, const std::uint8_t* w, const std::uint8_t* ws,
+                          int k) {
+  namespace mf = tilesim::kernels::mxfp8_f16;
+  const int blocks = k / ref::kBlock;
+  const std::uint32_t rx = mf::row_info(xs, blocks) & 0xFF, rw = mf::row_info(ws, blocks) & 0xFF;
+  double bound = 0.0;
+  for (int b = 0; b < blocks; ++b) {
+    const double dx = xs[b] + 22 < rx ? std::ldexp(1.0, static_cast<int>(rx) - 159) : 0.0;
+    const double dw = ws[b] + 22 < rw ? std::ldexp(1.0, static_cast<int>(rw) - 159) : 0.0;
+    if (dx == 0.0 && dw == 0.0) continue;
+    for (int i = b * ref::kBlock; i < (b + 1) * ref::kBlock; ++i) {
+      const double xv = std::fabs(ref::decode_element(x[i], tilesim::Mxfp8Element::e4m3)) * std::ldexp(1.0, xs[b] - 127);
+      const double wv = std::fabs(ref::decode_element(w[i], tilesim::Mxfp8Element::e4m3)) * std::ldexp(1.0, ws[b] - 127);
+      bound += dx * wv + xv * dw + dx * dw;
+    }
+  }
+  return bound;
+}
+
 bool run_case(const Case& c, int sm_count, std::mt19937_64& rng) {
   const int experts = static_cast<int>(c.tokens.size()), blocks = c.k / ref::kBlock;
   std::vector<int> offsets(experts + 1, 0);
@@ -139,7 +167,7 @@ bool run_case(const Case& c, int sm_count, std::mt19937_64& rng) {
     return false;
   }
   check(cudaMemcpy(got.data(), y, y_count * 2, cudaMemcpyDeviceToHost), "cudaMemcpy(Y)");
-  long long bad = 0, nan_rows_ok = 0;
+  long long bad = 0, nan_rows_ok = 0, rounded = 0;
   std::vector<long long> bad_by_expert(experts, 0); // where the wrong outputs are, printed on a failure
   double worst = 0.0;
   for (int e = 0; e < experts; ++e)
@@ -151,21 +179,32 @@ bool run_case(const Case& c, int sm_count, std::mt19937_64& rng) {
                                  &o.w[wr * c.k], &o.w_scales[wr * blocks], c.k);
         const double v = bf16_value(got[static_cast<std::size_t>(r) * c.n + col]);
         if (std::isnan(want.value) && std::isnan(v)) ++nan_rows_ok;
-        if (!ref::agrees(v, want)) {
+        const double extra = c.scheme == tk::Mxfp8GemmScheme::xpass_f16 && !std::isnan(want.value)
+                                 ? f16_rounding_bound(&o.x[static_cast<std::size_t>(r) * c.k],
+                                                      &o.x_scales[static_cast<std::size_t>(r) * blocks], &o.w[wr * c.k],
+                                                      &o.w_scales[wr * blocks], c.k)
+                                 : 0.0;
+        rounded += extra > 0.0 ? 1 : 0;
+        const bool agrees = extra > 0.0 ? !std::isnan(v) && !std::isinf(v) &&
+                                              std::fabs(v - want.value) <= ref::tolerance(want) + extra
+                                        : ref::agrees(v, want);
+        if (!agrees) {
           if (bad < 3)
             std::printf("  %s: Y[%d, %d] = %.9g, reference %.9g (|products| %.3g)\n", c.name, r, col, v, want.value,
                         want.magnitude);
           ++bad;
           ++bad_by_expert[e];
         } else if (!std::isnan(want.value)) {
-          worst = std::max(worst, std::fabs(v - want.value) / ref::tolerance(want));
+          worst = std::max(worst, std::fabs(v - want.value) / (ref::tolerance(want) + extra));
         }
       }
   for (void* ptr : {static_cast<void*>(x), static_cast<void*>(xs), static_cast<void*>(w), static_cast<void*>(ws),
                     static_cast<void*>(y)})
     cudaFree(ptr);
-  std::printf("%s %s: %zu outputs, %lld wrong, %lld NaN as expected, worst error %.2f of the tolerance\n",
+  std::printf("%s %s: %zu outputs, %lld wrong, %lld NaN as expected, worst error %.2f of the tolerance",
               bad ? "FAIL" : "ok", c.name, y_count, bad, nan_rows_ok, worst);
+  if (c.scheme == tk::Mxfp8GemmScheme::xpass_f16) std::printf(", %lld with f16 rounding in the bound", rounded);
+  std::printf("\n");
   if (bad) {
     std::printf("  wrong outputs by expert:");
     for (int e = 0; e < experts; ++e) std::printf(" %lld", bad_by_expert[e]);
@@ -244,6 +283,58 @@ bool conversion_every_byte() {
     }
   std::printf("%s dequantize conversion on the GPU: 256 elements x 256 scales x 2 byte positions, %lld wrong\n",
               wrong ? "FAIL" : "ok", wrong);
+  return wrong == 0;
+}
+
+// xpass_f16's conversion of element bytes 4t .. 4t + 3 at relative exponent d = blockIdx.x - 45 (scale ref - 7 + d,
+// ref 200; block 53: the NaN scale), on the narrow path where the kernel takes it, else the wide one.
+constexpr std::uint32_t kF16Ref = 200;
+constexpr int kF16Exponents = 53;
+
+__host__ __device__ void f16_convert_case(std::uint32_t block, std::uint32_t t, std::uint32_t& lo, std::uint32_t& hi) {
+  namespace mf = tilesim::kernels::mxfp8_f16;
+  const std::uint32_t word = 4 * t | (4 * t + 1) << 8 | (4 * t + 2) << 16 | (4 * t + 3) << 24;
+  const std::uint32_t s = block == kF16Exponents ? mf::kScaleNaN : kF16Ref - 7 + block - 45;
+  if (s != mf::kScaleNaN && s + mf::kNarrowSpan >= kF16Ref)
+    mf::convert_word(word, mf::narrow_multiplier(s * 0x10001u, mf::narrow_offset(kF16Ref)), lo, hi);
+  else
+    mf::convert_word(word, mf::wide_multipliers(s, kF16Ref), lo, hi);
+}
+
+__global__ void f16_convert_every_byte(std::uint32_t* out) {
+  f16_convert_case(blockIdx.x, threadIdx.x, out[2 * (blockIdx.x * 64 + threadIdx.x)],
+                   out[2 * (blockIdx.x * 64 + threadIdx.x) + 1]);
+}
+
+bool f16_conversion_every_byte() {
+  const int blocks = kF16Exponents + 1;
+  std::uint32_t* d = nullptr;
+  check(cudaMalloc(&d, blocks * 64 * 8), "cudaMalloc(f16 conversion)");
+  check(cudaMemset(d, 0xFF, blocks * 64 * 8), "cudaMemset(f16 conversion poison)");
+  f16_convert_every_byte<<<blocks, 64>>>(d);
+  check(cudaDeviceSynchronize(), "f16_convert_every_byte");
+  std::vector<std::uint32_t> got(blocks * 64 * 2);
+  check(cudaMemcpy(got.data(), d, got.size() * 4, cudaMemcpyDeviceToHost), "cudaMemcpy(f16 conversion)");
+  cudaFree(d);
+  long long wrong = 0;
+  for (int b = 0; b < blocks; ++b)
+    for (int t = 0; t < 64; ++t) {
+      std::uint32_t lo, hi;
+      f16_convert_case(b, t, lo, hi);
+      const bool nan = b == kF16Exponents;
+      const auto same = [&](std::uint32_t g, std::uint32_t w) {
+        if (!nan) return g == w;
+        return ((g & 0x7C00u) == 0x7C00u && (g & 0x3FFu)) && ((g >> 16 & 0x7C00u) == 0x7C00u && (g >> 16 & 0x3FFu));
+      };
+      if (!same(got[2 * (b * 64 + t)], lo) || !same(got[2 * (b * 64 + t) + 1], hi)) {
+        if (wrong < 3)
+          std::printf("  f16 conversion: bytes 0x%02X.. exponent block %d: 0x%08X 0x%08X, host 0x%08X 0x%08X\n", 4 * t, b,
+                      got[2 * (b * 64 + t)], got[2 * (b * 64 + t) + 1], lo, hi);
+        ++wrong;
+      }
+    }
+  std::printf("%s xpass_f16 conversion on the GPU: 256 elements x %d relative exponents and the NaN scale, %lld wrong\n",
+              wrong ? "FAIL" : "ok", kF16Exponents, wrong);
   return wrong == 0;
 }
 
@@ -363,8 +454,21 @@ int main(int argc, char** argv) {
       {"xpass E=3 n=256 k=1152 2 persistent CTAs 2 stages", {128, 130, 70}, 256, 1152, "serpentine", true, 2,
        Scales::moderate, false, xp, 128, 128, 2},
   };
+  // xpass_f16: the pass converting X to f16 relative to each token's largest scale and finding every row's, then the
+  // 128 x 128 tile with f16 wgmma: xpass's cases, plus rows that span exactly 22 binades (the wide path, still exact).
+  const auto xh = tk::Mxfp8GemmScheme::xpass_f16;
+  std::vector<std::string> f16_names; // "xpass_f16 ..." for xpass's "xpass ..."
+  for (const Case& c : xpass_cases) f16_names.push_back(std::string("xpass_f16") + (c.name + 5));
+  std::vector<Case> f16_cases = xpass_cases;
+  for (std::size_t i = 0; i < f16_cases.size(); ++i) {
+    f16_cases[i].scheme = xh;
+    f16_cases[i].name = f16_names[i].c_str();
+  }
+  f16_cases.push_back({"xpass_f16 rows spanning 22 binades E=3 n=256 k=1024 3 persistent CTAs", {128, 130, 70}, 256, 1024,
+                       "grouped_m:4", true, 3, Scales::span22, true, xh, 128, 128, 3});
   std::mt19937_64 rng(20);
   bool ok = conversion_every_byte();
+  ok = f16_conversion_every_byte() && ok;
   for (const Case& c : cases)
     if (!quick || c.quick) ok = run_case(c, sms, rng) && ok;
   for (const Case& c : dequantize_cases)
@@ -372,6 +476,8 @@ int main(int argc, char** argv) {
   for (const Case& c : transposed_cases)
     if (!quick || c.quick) ok = run_case(c, sms, rng) && ok;
   for (const Case& c : xpass_cases)
+    if (!quick || c.quick) ok = run_case(c, sms, rng) && ok;
+  for (const Case& c : f16_cases)
     if (!quick || c.quick) ok = run_case(c, sms, rng) && ok;
   ok = refuses(1000, 4, "multiple of 32") && ok;
   ok = refuses(544, 4, "multiple of 128") && ok;
@@ -382,6 +488,8 @@ int main(int argc, char** argv) {
   ok = refuses(1024, 4, "or 128 with 128 tokens", tr, 64, 128) && ok;
   ok = refuses(1024, 5, "not supported by the xpass scheme; use 2..4", xp, 128, 128) && ok;
   ok = refuses(1024, 4, "use tile_m 128 and tile_n 128", xp, 16, 64) && ok;
+  ok = refuses(1024, 5, "not supported by the xpass_f16 scheme; use 2..4", xh, 128, 128) && ok;
+  ok = refuses(1024, 4, "not supported by the xpass_f16 scheme; use tile_m 128", xh, 128, 64) && ok;
   std::printf("%s\n", ok ? "PASS" : "FAIL");
   return ok ? 0 : 1;
 }

@@ -60,6 +60,8 @@ struct Params {
   int k_blocks;
   int scale_cols; // k / 32
   int stages;
+  const uint16_t* x_info; // xpass_f16: the pass's row references (mxfp8_f16_pass_kernel.cuh), [total_tokens]
+  const uint16_t* w_info; // and W's, [experts * n]; nullptr for every other scheme
 };
 
 // Consumers: four at 16 and 32 tokens (96 registers each at 640 threads), two at 64 and 128 (their

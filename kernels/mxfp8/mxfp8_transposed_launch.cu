@@ -1,9 +1,10 @@
 // Host launcher of the MXFP8 GEMM's transposed schemes: picks the compiled instantiation for the
-// tile's token and channel counts (and X's type: FP8, or bf16 from the dequantiser's pass), raises
+// tile's token and channel counts (and X's type: FP8, bf16 from the dequantiser's pass or f16 from xpass_f16's), raises
 // its shared memory, sizes the grid, launches.
 #include "kernels/mxfp8/mxfp8_transposed_launch.h"
 
 #include "kernels/mxfp8/mxfp8_transposed_wide_kernel.cuh"
+#include "kernels/mxfp8/mxfp8_transposed_xpass_f16_kernel.cuh"
 #include "kernels/mxfp8/mxfp8_transposed_xpass_kernel.cuh"
 
 #include <algorithm>
@@ -47,9 +48,11 @@ template <class TileShapeT, void (*Kernel)(TensorMaps, Params)> struct Instance 
 template <int T> using Narrow = Instance<TileShape<T>, mxfp8_transposed_kernel<T>>;
 using Wide = Instance<WideShape, mxfp8_transposed_wide_kernel>;
 using XPass = Instance<XPassShape, mxfp8_transposed_xpass_kernel>;
+using XPassF16 = Instance<XPassShape, mxfp8_transposed_xpass_f16_kernel>;
 
-template <class F> auto dispatch(int tile_tokens, int tile_channels, bool x_bf16, F&& f) {
-  if (x_bf16) return f(XPass{});
+template <class F> auto dispatch(int tile_tokens, int tile_channels, XForm x_form, F&& f) {
+  if (x_form == XForm::bf16) return f(XPass{});
+  if (x_form == XForm::f16) return f(XPassF16{});
   if (tile_channels == WideShape::channels) return f(Wide{});
   switch (tile_tokens) {
   case 16: return f(Narrow<16>{});
@@ -59,31 +62,32 @@ template <class F> auto dispatch(int tile_tokens, int tile_channels, bool x_bf16
   }
 }
 
-int shared_bytes(int tile_tokens, int tile_channels, bool x_bf16, int stages) {
-  return dispatch(tile_tokens, tile_channels, x_bf16,
+int shared_bytes(int tile_tokens, int tile_channels, XForm x_form, int stages) {
+  return dispatch(tile_tokens, tile_channels, x_form,
                   [&](auto instance) { return decltype(instance)::Shape::shared_bytes(stages); });
 }
 
 // Stages a CTA of this tile may run: a multiple of `step` from `step` up to what shared memory holds.
-int most_stages(int tile_tokens, int tile_channels, int step, bool x_bf16 = false) {
+int most_stages(int tile_tokens, int tile_channels, int step, XForm x_form = XForm::fp8) {
   int most = step;
-  while (shared_bytes(tile_tokens, tile_channels, x_bf16, most + step) <= kMaxSharedBytes) most += step;
+  while (shared_bytes(tile_tokens, tile_channels, x_form, most + step) <= kMaxSharedBytes) most += step;
   return most;
 }
 
 } // namespace
 
-std::string unsupported_reason(int tile_m, int tile_n, int tile_k, int stages, bool x_bf16) {
-  if (x_bf16) {
+std::string unsupported_reason(int tile_m, int tile_n, int tile_k, int stages, XForm x_form) {
+  if (x_form != XForm::fp8) {
+    const std::string scheme = x_form == XForm::bf16 ? "xpass" : "xpass_f16", x_type = x_form == XForm::bf16 ? "bf16" : "f16";
     if (tile_m != XPassShape::block_tokens || tile_n != XPassShape::channels)
-      return "tile " + std::to_string(tile_m) + " x " + std::to_string(tile_n) +
-             " is not supported by the xpass scheme; use tile_m 128 and tile_n 128 (two consumers of 64 channels)";
+      return "tile " + std::to_string(tile_m) + " x " + std::to_string(tile_n) + " is not supported by the " + scheme +
+             " scheme; use tile_m 128 and tile_n 128 (two consumers of 64 channels)";
     if (tile_k != kBlockK)
       return "tile_k = " + std::to_string(tile_k) + " is not supported; use 128 (four MX blocks, one 128-byte swizzle row)";
-    const int most = most_stages(tile_m, tile_n, 1, true);
+    const int most = most_stages(tile_m, tile_n, 1, x_form);
     if (stages < 2 || stages > most)
-      return "stages = " + std::to_string(stages) + " is not supported by the xpass scheme; use 2.." +
-             std::to_string(most) + " (a stage is 16 KB of FP8 W and 32 KB of bf16 X)";
+      return "stages = " + std::to_string(stages) + " is not supported by the " + scheme + " scheme; use 2.." +
+             std::to_string(most) + " (a stage is 16 KB of FP8 W and 32 KB of " + x_type + " X)";
     return {};
   }
   if (tile_m != 16 && tile_m != 32 && tile_m != 64 && tile_m != 128)
@@ -108,7 +112,7 @@ std::string unsupported_reason(int tile_m, int tile_n, int tile_k, int stages, b
            "-token tiles; use a multiple of " + std::to_string(consumers) +
            " (that many consumers split K, one stage each in turn)";
   const int most = most_stages(tile_m, tile_n, consumers);
-  if (stages < consumers || shared_bytes(tile_m, tile_n, false, stages) > kMaxSharedBytes)
+  if (stages < consumers || shared_bytes(tile_m, tile_n, XForm::fp8, stages) > kMaxSharedBytes)
     return "stages = " + std::to_string(stages) + " is not supported for " + std::to_string(tile_m) +
            "-token tiles; use " + std::to_string(consumers) + ".." + std::to_string(most) +
            " (shared memory holds at most that many)";
@@ -116,20 +120,24 @@ std::string unsupported_reason(int tile_m, int tile_n, int tile_k, int stages, b
 }
 
 Launch make_launch(const Mxfp8GemmProblem& problem, const ExpertTiles& space, const int* device_offsets,
-                   const void* x, const void* x_scales, const void* w, const void* w_scales, void* y, int sm_count) {
+                   const void* x, const void* x_scales, const void* w, const void* w_scales, void* y, int sm_count,
+                   const uint16_t* x_info, const uint16_t* w_info) {
   Launch l;
   l.tile_tokens = problem.tile_tokens;
   l.tile_channels = problem.tile_channels;
-  l.x_bf16 = problem.scheme == Mxfp8GemmScheme::xpass;
-  const int resident = dispatch(problem.tile_tokens, problem.tile_channels, l.x_bf16,
+  l.x_form = problem.scheme == Mxfp8GemmScheme::xpass       ? XForm::bf16
+             : problem.scheme == Mxfp8GemmScheme::xpass_f16 ? XForm::f16
+                                                            : XForm::fp8;
+  const int resident = dispatch(problem.tile_tokens, problem.tile_channels, l.x_form,
                                 [&](auto instance) { return decltype(instance)::resident_per_sm(problem.stages); });
   if (resident < 1)
     throw KernelError("Mxfp8GemmProblem: no CTA with " + std::to_string(problem.stages) +
                       " stages fits on an SM; use fewer stages");
   l.grid = problem.persistent ? std::max(1, std::min(space.tiles, sm_count * resident)) : space.tiles;
   if (space.total_tokens > 0) {
-    // xpass: x is the dequantiser's bf16 X, read in [tokens x 64] boxes (128 bytes a row, as the FP8 boxes).
-    l.maps.x = l.x_bf16 ? make_bf16_tensor_map_2d(x, static_cast<uint64_t>(space.total_tokens), problem.k,
+    // xpass: x is the dequantiser's bf16 X, read in [tokens x 64] boxes (128 bytes a row, as the FP8 boxes);
+    // xpass_f16's f16 X the same way (TMA copies 2-byte elements bit for bit, whatever their format).
+    l.maps.x = l.x_form != XForm::fp8 ? make_bf16_tensor_map_2d(x, static_cast<uint64_t>(space.total_tokens), problem.k,
                                                   problem.tile_tokens, kBlockK / 2)
                         : make_byte_tensor_map_2d(x, static_cast<uint64_t>(space.total_tokens), problem.k,
                                                   problem.tile_tokens, kBlockK);
@@ -149,13 +157,15 @@ Launch make_launch(const Mxfp8GemmProblem& problem, const ExpertTiles& space, co
   p.k_blocks = problem.k / kBlockK;
   p.scale_cols = problem.k / kScaleBlock;
   p.stages = problem.stages;
+  p.x_info = x_info;
+  p.w_info = w_info;
   return l;
 }
 
 void run(const Launch& launch, cudaStream_t stream, TileTrace* trace) {
   Params p = launch.params;
   p.trace = trace;
-  dispatch(launch.tile_tokens, launch.tile_channels, launch.x_bf16,
+  dispatch(launch.tile_tokens, launch.tile_channels, launch.x_form,
            [&](auto instance) { decltype(instance)::launch(launch.maps, p, launch.grid, stream); });
 }
 

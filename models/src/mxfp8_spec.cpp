@@ -26,7 +26,8 @@ constexpr Named<Mxfp8Element> kElements[] = {{Mxfp8Element::e4m3, "e4m3"}, {Mxfp
 constexpr Named<BlockScaleScheme> kSchemes[] = {{BlockScaleScheme::promote, "promote"},
                                                 {BlockScaleScheme::dequantize, "dequantize"},
                                                 {BlockScaleScheme::transposed, "transposed"},
-                                                {BlockScaleScheme::xpass, "xpass"}};
+                                                {BlockScaleScheme::xpass, "xpass"},
+                                                {BlockScaleScheme::xpass_f16, "xpass_f16"}};
 constexpr std::string_view kBlockScaleKeys[] = {"scheme", "block", "element"};
 
 template <typename Enum, std::size_t N> std::string name_of(const Named<Enum> (&names)[N], Enum value) {

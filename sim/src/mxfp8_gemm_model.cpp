@@ -10,7 +10,9 @@
 //    128 x 128 tiles, two consumers of 64 channels each over all of K sharing one bf16 X copy per
 //    stage (three in rotation);
 //  - xpass: the 128 x 128 transposed tile on X dequantised to bf16 by a pass before the GEMM
-//    (mxfp8_transposed_xpass_kernel.cuh): X's boxes are bf16 and carry no scales, W is converted alone.
+//    (mxfp8_transposed_xpass_kernel.cuh): X's boxes are bf16 and carry no scales, W is converted alone;
+//  - xpass_f16: the same in f16 relative to a reference exponent a row (mxfp8_transposed_xpass_f16_kernel.cuh),
+//    its own stage figure; its pass also reads W's scales for W's rows' references.
 // Every K step costs the SM what one 128-deep stage costs the kernel's CTA with its operands in L2,
 // measured by running the kernel itself at two depths (the profile's mxfp8_stage_ns, kernels/
 // mxfp8/mxfp8_stage_rate.cu): waits, scale loads, conversion or promotion, wgmma, barriers and
@@ -29,6 +31,7 @@
 #include "sim/device_heap.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -52,10 +55,14 @@ constexpr Address kScaleBase = kHeapBase + (Address{1} << 38);
 // 64 or 128 (kernels/mxfp8/mxfp8_transposed_kernel.cuh, transposed_consumers).
 int transposed_consumers(int tile_m) { return tile_m <= 32 ? 4 : 2; }
 
-// The operands the GEMM kernel reads: xpass's X is the pass's bf16 copy, W stays FP8 (its scales are
-// this model's own boxes).
+bool x_passed(const KernelSpec& spec) {
+  return spec.block_scale.scheme == BlockScaleScheme::xpass || spec.block_scale.scheme == BlockScaleScheme::xpass_f16;
+}
+
+// The operands the GEMM kernel reads: xpass's X is the pass's bf16 copy (xpass_f16's f16 copy: the same
+// bytes), W stays FP8 (its scales are this model's own boxes).
 KernelSpec operand_spec(const KernelSpec& spec) {
-  if (spec.block_scale.scheme != BlockScaleScheme::xpass) return spec;
+  if (!x_passed(spec)) return spec;
   KernelSpec s = spec;
   s.a_dtype = Dtype::bf16;
   s.b_dtype = Dtype::fp8_e4m3;
@@ -92,13 +99,14 @@ public:
       resources_.shared_memory_bytes += 2 * spec.tile.n * spec.tile.k * 2; // converted B, double-buffered
       break;
     case BlockScaleScheme::xpass:
+    case BlockScaleScheme::xpass_f16: // f16 wgmma: bf16's rate
       if (spec.tile.m != 128 || spec.tile.n != kWideChannels || spec.tile.k != kStageK)
         throw SpecError(spec.source, "tile", "is " + std::to_string(spec.tile.m) + "x" + std::to_string(spec.tile.n) +
-                                               "x" + std::to_string(spec.tile.k) +
-                                               ", which the xpass scheme's kernel is not built for",
+                                               "x" + std::to_string(spec.tile.k) + ", which the " +
+                                               to_string(spec.block_scale.scheme) + " scheme's kernel is not built for",
                         "use 128 x 128 x 128");
       mma_cycles_ = 2.0 * outputs * spec.tile.k / gpu.tensor.bf16;
-      stage_ns = measured.xpass;
+      stage_ns = spec.block_scale.scheme == BlockScaleScheme::xpass ? measured.xpass : measured.xpass_f16;
       epilogue_cycles_ = kTransposedEpilogueInstructionsPerElement * outputs / (32.0 * gpu.sm.warp_schedulers);
       break;
     case BlockScaleScheme::transposed: {
@@ -165,7 +173,7 @@ public:
     const auto sector = static_cast<ByteCount>(std::min(kSectorBytes, scale_cols_ - first_block));
     const Address x_first = static_cast<Address>(first_token + t.local_row * spec_.tile.m);
     const Address w_first = static_cast<Address>(t.expert) * spec_.n + static_cast<Address>(t.col) * spec_.tile.n;
-    if (x_rows > 0 && spec_.block_scale.scheme != BlockScaleScheme::xpass)
+    if (x_rows > 0 && !x_passed(spec_))
       out.push_back({Operand::a, {kScaleBase + x_first * stride + first_block, sector, stride, x_rows}});
     if (w_rows > 0) out.push_back({Operand::b, {w_scale_base_ + w_first * stride + first_block, sector, stride, w_rows}});
   }
@@ -201,18 +209,22 @@ std::unique_ptr<KernelModel> make_mxfp8_gemm_model(const KernelSpec& spec, const
 }
 
 std::optional<KernelSpec> mxfp8_pass_before(const KernelSpec& spec, const GpuProfile& gpu) {
-  if (spec.block_scale.scheme != BlockScaleScheme::xpass || kernel_model_name(spec, gpu) != "mxfp8_gemm" ||
-      spec.total_m() == 0)
-    return std::nullopt;
+  if (!x_passed(spec) || kernel_model_name(spec, gpu) != "mxfp8_gemm" || spec.total_m() == 0) return std::nullopt;
   // mxfp8_dequantize reads 1 + 1/32 bytes and writes 2 per element of X [total_m, k], a grid-stride
   // stream as the rowwise quantiser's the other way (kernels/mxfp8/mxfp8_kernel.cuh): its model with
   // the reads and writes exchanged, its instruction counts kept (the stream is memory-bound).
+  // xpass_f16's pass (mxfp8_f16_pass_kernel.cuh) moves the same bytes for X and reads W's scales too,
+  // k / 32 bytes a row of W: charged as that many more bytes of the same stream, i.e. as
+  // ceil(W's scale bytes / (3 + 1/32) / k) more rows of X (its 2 bytes of row references a row left out).
+  const bool f16 = spec.block_scale.scheme == BlockScaleScheme::xpass_f16;
+  const std::int64_t w_scale_bytes = f16 ? static_cast<std::int64_t>(spec.experts()) * spec.n * (spec.k / kScaleBlock) : 0;
+  const double row_bytes = (3.0 + 1.0 / kScaleBlock) * spec.k;
   KernelSpec pass;
   pass.source = spec.source;
-  pass.name = spec.name + ": X dequantised (xpass)";
+  pass.name = spec.name + (f16 ? ": X to f16 and the rows' references (xpass_f16)" : ": X dequantised (xpass)");
   pass.kind = KernelKind::mxfp8_quantize;
   pass.a_dtype = pass.b_dtype = Dtype::bf16;
-  pass.mxfp8.rows = spec.total_m();
+  pass.mxfp8.rows = spec.total_m() + static_cast<std::int64_t>(std::ceil(static_cast<double>(w_scale_bytes) / row_bytes));
   pass.mxfp8.cols = spec.k;
   pass.mxfp8.axis = Mxfp8Axis::rowwise;
   pass.mxfp8.scale_rule = Mxfp8ScaleRule::round_up;

@@ -40,7 +40,7 @@ CONFIGS += [quantiser(r, c, axis, "round_up", "e5m2") for r, c in ((16384, 7168)
 
 
 def gemm(name, experts, n, k, order, persistent=True, stages=4, scheme="promote", tile_m=128, tile_n=64):
-    transposed = scheme in ("transposed", "xpass")
+    transposed = scheme in ("transposed", "xpass", "xpass_f16")
     # transposed: a producer warpgroup and 4 consumers at 16 or 32 tokens per tile, 2 at 64 or 128 (also on
     # 128 x 128 tiles: tile_n 128).
     warps = 4 * (1 + (4 if tile_m <= 32 else 2)) if transposed else 12
@@ -54,7 +54,7 @@ def gemm(name, experts, n, k, order, persistent=True, stages=4, scheme="promote"
     else:
         spec["experts"] = experts
     mode = "p" if persistent else "g"
-    suffix = {"promote": "", "dequantize": "_deq", "transposed": "_tr", "xpass": "_xp"}[scheme]
+    suffix = {"promote": "", "dequantize": "_deq", "transposed": "_tr", "xpass": "_xp", "xpass_f16": "_xh"}[scheme]
     tile = (f"_t{tile_m}" + (f"n{tile_n}" if tile_n != 64 else "")) if scheme == "transposed" else ""
     return f"g_{name}{tile}_s{stages}_{mode}_{order.replace(':', '')}{suffix}", spec
 
@@ -122,8 +122,9 @@ CONFIGS += [gemm(*args, **options, scheme="transposed") for args, options in [
     (("dense4096", [4096], 4096, 4096, "grouped_m:8"), {"tile_m": 128, "tile_n": 128, "stages": 4}),
 ]]
 
-# xpass: 128 x 128 x 128 tiles only (kernels/mxfp8/mxfp8_transposed_xpass_kernel.cuh).
-CONFIGS += [gemm(*args, **options, scheme="xpass", tile_m=128, tile_n=128) for args, options in [
+# xpass and xpass_f16 (its twin in f16, "_xh"): 128 x 128 x 128 tiles only (kernels/mxfp8/
+# mxfp8_transposed_xpass_kernel.cuh, mxfp8_transposed_xpass_f16_kernel.cuh), the same 9 configurations.
+XPASS_CONFIGS = [
     (("e128x128", [128] * 128, 2048, 7168, "row_major"), {"stages": 4}),
     (("e128x128", [128] * 128, 2048, 7168, "grouped_m:4"), {"stages": 4}),
     (("e128x128", [128] * 128, 2048, 7168, "row_major"), {"stages": 3}),
@@ -133,7 +134,9 @@ CONFIGS += [gemm(*args, **options, scheme="xpass", tile_m=128, tile_n=128) for a
     (("dense4096", [4096], 4096, 4096, "grouped_m:8"), {"stages": 4}),
     (("dense8192", [8192], 8192, 8192, "grouped_m:8"), {"stages": 4}),
     (("e8x2048_n4096", [2048] * 8, 4096, 7168, "grouped_m:4"), {"stages": 4}),
-]]
+]
+CONFIGS += [gemm(*args, **options, scheme=scheme, tile_m=128, tile_n=128)
+            for scheme in ("xpass", "xpass_f16") for args, options in XPASS_CONFIGS]
 
 if __name__ == "__main__":
     SPECS.mkdir(parents=True, exist_ok=True)

@@ -32,6 +32,7 @@ kernels::Mxfp8GemmScheme scheme_of(const KernelSpec& s) {
   case BlockScaleScheme::dequantize: return kernels::Mxfp8GemmScheme::dequantize;
   case BlockScaleScheme::transposed: return kernels::Mxfp8GemmScheme::transposed;
   case BlockScaleScheme::xpass: return kernels::Mxfp8GemmScheme::xpass;
+  case BlockScaleScheme::xpass_f16: return kernels::Mxfp8GemmScheme::xpass_f16;
   default: return kernels::Mxfp8GemmScheme::promote;
   }
 }
@@ -48,7 +49,8 @@ void check_spec(const KernelSpec& s) {
   require(s.a_layout == MatrixLayout::row && s.b_layout == MatrixLayout::col, n, "layout",
           "the kernel computes Y = X * W^T with both K-contiguous; use {\"a\": \"row\", \"b\": \"col\"}");
   require(s.load == LoadPath::tma, n, "load", "the kernel loads with TMA; use \"tma\"");
-  if (s.block_scale.scheme == BlockScaleScheme::transposed || s.block_scale.scheme == BlockScaleScheme::xpass) {
+  if (s.block_scale.scheme == BlockScaleScheme::transposed || s.block_scale.scheme == BlockScaleScheme::xpass ||
+      s.block_scale.scheme == BlockScaleScheme::xpass_f16) {
     const int warps = transposed_warps(s.tile.m);
     require(s.warps == warps, n, "warps",
             "the transposed kernel runs " + std::to_string(warps / 4) + " warpgroups at tile.m " +
@@ -112,7 +114,8 @@ public:
       p.order = spec.order;
       p.scheme = scheme_of(spec);
       p.tile_tokens = spec.tile.m;
-      if (p.scheme == kernels::Mxfp8GemmScheme::transposed || p.scheme == kernels::Mxfp8GemmScheme::xpass)
+      if (p.scheme == kernels::Mxfp8GemmScheme::transposed || p.scheme == kernels::Mxfp8GemmScheme::xpass ||
+          p.scheme == kernels::Mxfp8GemmScheme::xpass_f16)
         p.tile_channels = spec.tile.n;
       gemm_ = std::make_unique<kernels::Mxfp8GroupedGemm>(p, x_.get(), x_scales_.get(), w_.get(), w_scales_.get(),
                                                            y_.get(), sms);
