@@ -1,11 +1,12 @@
-// The pass of scheme xpass_f16 (kernels/mxfp8/NOTES.md, "f16 with a reference exponent a row"), one
-// launch before the GEMM: a warp a row, over X's token rows and then W's channel rows.
-//   - Every row: its reference (the largest scale byte that is not NaN, by a warp's max) and whether
-//     it is wide (a NaN scale, or a scale more than 21 below the reference), stored as one uint16.
-//   - X's rows also: converted to f16 (mxfp8_f16_dequant.h), element x 2^(s - ref + 7), each
-//     16-element group in permuted_k's order (the low pairs of its four words, then the high pairs):
-//     the f16 X the GEMM reads by TMA as wgmma's B.
-// W's rows are only read for their scales (k / 32 bytes a row): the GEMM converts W itself.
+// The pass of scheme xpass_f16 (kernels/mxfp8/NOTES.md, "f16 with a reference exponent a row"), two
+// launches before the GEMM:
+//   - w_row_info_kernel, a thread a row of W: its reference (the largest scale byte that is not NaN) and
+//     whether it is wide (a NaN scale, or a scale more than 21 below the reference), one uint16 a row.
+//     W's rows are only read for their scales (k / 32 bytes a row): the GEMM converts W itself. (A warp a
+//     row, as X's, took 0.05 ms for decode's 131,072 rows of W: one row's few loads at a time a warp.)
+//   - x_pass_kernel, a warp a row of X: the same info by a warp's max, then the row converted to f16
+//     (mxfp8_f16_dequant.h), element x 2^(s - ref + 7), each 16-element group in permuted_k's order (the
+//     low pairs of its four words, then the high pairs): the f16 X the GEMM reads by TMA as wgmma's B.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -28,6 +29,38 @@ struct PassParams {
   int64_t x_rows, w_rows;
   int k;
 };
+
+// The info of one row of scale words, by one thread: the largest and smallest scale that are not NaN, and
+// whether one is NaN, in one read (eight words in flight at a time).
+__device__ __forceinline__ uint32_t thread_row_info(const uint32_t* scales, int words) {
+  constexpr int kBatch = 8;
+  uint32_t largest = 0, smallest = 0xFF;
+  bool nan = false;
+  for (int i0 = 0; i0 < words; i0 += kBatch) {
+    uint32_t w[kBatch];
+#pragma unroll
+    for (int i = 0; i < kBatch; ++i) w[i] = i0 + i < words ? __ldg(scales + i0 + i) : 0u;
+#pragma unroll
+    for (int i = 0; i < kBatch; ++i)
+#pragma unroll
+      for (int b = 0; b < 4; ++b) {
+        if (i0 + i >= words) break;
+        const uint32_t s = (w[i] >> (8 * b)) & 0xFF;
+        nan = nan || s == kScaleNaN;
+        largest = max(largest, s == kScaleNaN ? 0u : s);
+        smallest = min(smallest, s); // a NaN scale (255) never lowers it
+      }
+  }
+  const bool wide = nan || smallest + kNarrowSpan < largest;
+  return largest | (wide ? kWideFlag : 0u);
+}
+
+__global__ void __launch_bounds__(kPassThreads) w_row_info_kernel(const PassParams p) {
+  const int words = p.k / 128;
+  for (int64_t r = static_cast<int64_t>(blockIdx.x) * kPassThreads + threadIdx.x; r < p.w_rows;
+       r += static_cast<int64_t>(gridDim.x) * kPassThreads)
+    p.w_info[r] = static_cast<uint16_t>(thread_row_info(p.w_scales + r * words, words));
+}
 
 // The row's info from its scale words (k / 128 of them: the GEMM's k is a multiple of 128), every lane's
 // result the same.
@@ -83,22 +116,15 @@ __device__ __forceinline__ void convert_row(const uint4* row, const uint8_t* sca
   }
 }
 
-__global__ void __launch_bounds__(kPassThreads) f16_pass_kernel(const PassParams p) {
+__global__ void __launch_bounds__(kPassThreads) x_pass_kernel(const PassParams p) {
   const int lane = threadIdx.x % 32;
   const int64_t warps = static_cast<int64_t>(gridDim.x) * (kPassThreads / 32);
   const int words = p.k / 128, groups = p.k / 16;
-  for (int64_t r = static_cast<int64_t>(blockIdx.x) * (kPassThreads / 32) + threadIdx.x / 32; r < p.x_rows + p.w_rows;
-       r += warps) {
-    if (r < p.x_rows) {
-      const uint32_t info = warp_row_info(p.x_scales + r * words, words, lane);
-      if (lane == 0) p.x_info[r] = static_cast<uint16_t>(info);
-      convert_row(p.x + r * groups, reinterpret_cast<const uint8_t*>(p.x_scales + r * words), info & 0xFF,
-                  p.x_f16 + r * 2 * groups, groups, lane);
-    } else {
-      const int64_t w = r - p.x_rows;
-      const uint32_t info = warp_row_info(p.w_scales + w * words, words, lane);
-      if (lane == 0) p.w_info[w] = static_cast<uint16_t>(info);
-    }
+  for (int64_t r = static_cast<int64_t>(blockIdx.x) * (kPassThreads / 32) + threadIdx.x / 32; r < p.x_rows; r += warps) {
+    const uint32_t info = warp_row_info(p.x_scales + r * words, words, lane);
+    if (lane == 0) p.x_info[r] = static_cast<uint16_t>(info);
+    convert_row(p.x + r * groups, reinterpret_cast<const uint8_t*>(p.x_scales + r * words), info & 0xFF,
+                p.x_f16 + r * 2 * groups, groups, lane);
   }
 }
 

@@ -9,7 +9,7 @@
 #include "kernels/common/tensor_maps.h"
 #include "kernels/mxfp8/mxfp8.h"
 #include "kernels/mxfp8/mxfp8_dequantize_kernel.cuh"
-#include "kernels/mxfp8/mxfp8_f16_pass_kernel.cuh"
+#include "kernels/mxfp8/mxfp8_f16_pass.h"
 #include "kernels/mxfp8/mxfp8_transposed_launch.h"
 
 namespace tilesim::kernels {
@@ -231,11 +231,8 @@ Mxfp8GroupedGemm::~Mxfp8GroupedGemm() {
 void Mxfp8GroupedGemm::run(cudaStream_t stream, TileTrace* trace) const {
   const Impl& m = *impl_;
   if (m.row_info) {
-    const mxfp8_f16::PassParams pass{static_cast<const uint4*>(m.x), static_cast<const uint32_t*>(m.x_scales),
-                                     static_cast<const uint32_t*>(m.w_scales), static_cast<uint4*>(m.x_copy),
-                                     m.row_info, m.row_info + m.total_tokens, m.total_tokens, m.w_rows, m.problem.k};
-    mxfp8_f16::f16_pass_kernel<<<m.sm_count * 8, mxfp8_f16::kPassThreads, 0, stream>>>(pass);
-    check_cuda(cudaGetLastError(), "mxfp8 f16 pass launch");
+    mxfp8_f16_pass(m.x, m.x_scales, m.w_scales, m.x_copy, m.row_info, m.row_info + m.total_tokens, m.total_tokens,
+                   m.w_rows, m.problem.k, m.sm_count, stream);
   } else if (m.x_copy) {
     mxfp8_dequantize(Mxfp8Element::e4m3, m.x, m.x_scales, m.x_copy, m.total_tokens, m.problem.k, m.sm_count, stream);
   }

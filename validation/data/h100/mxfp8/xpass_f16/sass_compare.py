@@ -6,6 +6,7 @@ is written to OUT with its instruction counts by opcode.
     sass_compare.py BASE.sass NEW.sass OUT.sass
 """
 import collections
+import difflib
 import re
 import sys
 
@@ -33,6 +34,12 @@ def main(base_path, new_path, out_path):
     for label, names in (("differ", differ), ("new", added), ("gone", gone)):
         for n in names:
             print(f"  {label}: {n}")
+    for n in differ: # the first lines that differ, without addresses and encodings
+        strip = lambda text: [re.sub(r"/\*[0-9a-f]{4,}\*/|/\* 0x[0-9a-f]+ \*/", "", l).strip() for l in text.split("\n")]
+        diff = list(difflib.unified_diff(strip(base[n]), strip(new[n]), lineterm="", n=0))
+        print(f"  {n}: {len(diff)} diff lines without addresses and encodings; first:")
+        for line in diff[:24]:
+            print("    " + line)
     f16 = [n for n in new if "xpass_f16" in n]
     with open(out_path, "w") as out:
         for n in f16:
