@@ -1,4 +1,4 @@
-// Host launcher of scheme xpass_f16's pass: W's rows' references, then X's conversion.
+// Host launcher of scheme xpass_f16's pass: every row's reference, then X's conversion.
 #include "kernels/mxfp8/mxfp8_f16_pass.h"
 
 #include <algorithm>
@@ -16,13 +16,12 @@ void mxfp8_f16_pass(const void* x, const void* x_scales, const void* w_scales, v
   const PassParams p{static_cast<const uint4*>(x), static_cast<const uint32_t*>(x_scales),
                      static_cast<const uint32_t*>(w_scales), static_cast<uint4*>(x_f16), x_info, w_info, x_rows,
                      w_rows, k};
-  const std::int64_t most = static_cast<std::int64_t>(sm_count) * 8;
-  if (w_rows > 0)
-    w_row_info_kernel<<<static_cast<int>(std::min<std::int64_t>((w_rows + kPassThreads - 1) / kPassThreads, most)),
-                        kPassThreads, 0, stream>>>(p);
-  if (x_rows > 0)
-    x_pass_kernel<<<static_cast<int>(std::min<std::int64_t>((x_rows + kPassThreads / 32 - 1) / (kPassThreads / 32), most)),
-                    kPassThreads, 0, stream>>>(p);
+  const std::int64_t most = static_cast<std::int64_t>(sm_count) * 8; // CTAs: one grid-stride wave
+  const auto ctas = [&](std::int64_t threads) {
+    return static_cast<int>(std::min<std::int64_t>((threads + kPassThreads - 1) / kPassThreads, most));
+  };
+  if (x_rows + w_rows > 0) row_info_kernel<<<ctas(x_rows + w_rows), kPassThreads, 0, stream>>>(p);
+  if (x_rows > 0) x_convert_kernel<<<ctas(x_rows * (k / 16)), kPassThreads, 0, stream>>>(p);
   const cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) throw KernelError(std::string("mxfp8 f16 pass launch failed: ") + cudaGetErrorString(err));
 }

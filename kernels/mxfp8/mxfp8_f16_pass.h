@@ -1,5 +1,5 @@
-// Host side of scheme xpass_f16's pass (mxfp8_f16_pass_kernel.cuh): W's rows' references, then X converted to
-// f16 with its rows' references, enqueued before the GEMM by Mxfp8GroupedGemm::run. Its own translation unit, so
+// Host side of scheme xpass_f16's pass (mxfp8_f16_pass_kernel.cuh): every row's reference, then X converted to
+// f16 with them, enqueued before the GEMM by Mxfp8GroupedGemm::run. Its own translation unit, so
 // that the GEMM launcher's kernels compile as they did without it.
 #pragma once
 

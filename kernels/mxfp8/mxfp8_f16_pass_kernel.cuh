@@ -1,12 +1,13 @@
 // The pass of scheme xpass_f16 (kernels/mxfp8/NOTES.md, "f16 with a reference exponent a row"), two
 // launches before the GEMM:
-//   - w_row_info_kernel, a thread a row of W: its reference (the largest scale byte that is not NaN) and
-//     whether it is wide (a NaN scale, or a scale more than 21 below the reference), one uint16 a row.
-//     W's rows are only read for their scales (k / 32 bytes a row): the GEMM converts W itself. (A warp a
-//     row, as X's, took 0.05 ms for decode's 131,072 rows of W: one row's few loads at a time a warp.)
-//   - x_pass_kernel, a warp a row of X: the same info by a warp's max, then the row converted to f16
-//     (mxfp8_f16_dequant.h), element x 2^(s - ref + 7), each 16-element group in permuted_k's order (the
-//     low pairs of its four words, then the high pairs): the f16 X the GEMM reads by TMA as wgmma's B.
+//   - row_info_kernel, a thread a row of X and of W: its reference (the largest scale byte that is not
+//     NaN) and whether it is wide (a NaN scale, or a scale more than 21 below the reference), one uint16 a
+//     row. W's rows are only read for their scales (k / 32 bytes a row): the GEMM converts W itself.
+//   - x_convert_kernel, a thread a 16-element group of X: converted to f16 (mxfp8_f16_dequant.h),
+//     element x 2^(s - ref + 7), in permuted_k's order (the low pairs of its four words, then the high
+//     pairs): the f16 X the GEMM reads by TMA as wgmma's B.
+// (A warp a row, first for every row, then for X's alone, was latency-bound: 0.24 and 0.20 ms at
+// E = 128 x 128 where the dequantiser moves X's bytes in 0.125; NOTES.md, the xpass_f16 calls.)
 #pragma once
 
 #include <cuda_runtime.h>
@@ -55,76 +56,42 @@ __device__ __forceinline__ uint32_t thread_row_info(const uint32_t* scales, int 
   return largest | (wide ? kWideFlag : 0u);
 }
 
-__global__ void __launch_bounds__(kPassThreads) w_row_info_kernel(const PassParams p) {
+// Every row's info, X's rows then W's, a thread a row.
+__global__ void __launch_bounds__(kPassThreads) row_info_kernel(const PassParams p) {
   const int words = p.k / 128;
-  for (int64_t r = static_cast<int64_t>(blockIdx.x) * kPassThreads + threadIdx.x; r < p.w_rows;
-       r += static_cast<int64_t>(gridDim.x) * kPassThreads)
-    p.w_info[r] = static_cast<uint16_t>(thread_row_info(p.w_scales + r * words, words));
-}
-
-// The row's info from its scale words (k / 128 of them: the GEMM's k is a multiple of 128), every lane's
-// result the same.
-__device__ __forceinline__ uint32_t warp_row_info(const uint32_t* scales, int words, int lane) {
-  uint32_t largest = 0;
-  for (int i = lane; i < words; i += 32) {
-    const uint32_t w = __ldg(scales + i);
-#pragma unroll
-    for (int b = 0; b < 4; ++b) {
-      const uint32_t s = (w >> (8 * b)) & 0xFF;
-      largest = max(largest, s == kScaleNaN ? 0u : s);
-    }
-  }
-  const uint32_t ref = __reduce_max_sync(0xFFFFFFFFu, largest);
-  bool wide = false;
-  for (int i = lane; i < words; i += 32) {
-    const uint32_t w = __ldg(scales + i);
-#pragma unroll
-    for (int b = 0; b < 4; ++b) {
-      const uint32_t s = (w >> (8 * b)) & 0xFF;
-      wide = wide || s == kScaleNaN || s + kNarrowSpan < ref;
-    }
-  }
-  return ref | (__any_sync(0xFFFFFFFFu, wide) ? kWideFlag : 0u);
-}
-
-// X's row: each lane converts 16-element groups lane, lane + 32, ... (two 16-byte stores of f16 each).
-__device__ __forceinline__ void convert_row(const uint4* row, const uint8_t* scales, uint32_t ref, uint4* out,
-                                            int groups, int lane) {
-  constexpr int kUnroll = 4;
-  for (int g0 = lane; g0 < groups; g0 += 32 * kUnroll) {
-    uint4 v[kUnroll];
-    uint32_t s[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) { // every load in flight before the first conversion
-      const int g = g0 + 32 * u;
-      v[u] = g < groups ? __ldg(row + g) : make_uint4(0, 0, 0, 0);
-      s[u] = g < groups ? __ldg(scales + g / 2) : 0u;
-    }
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int g = g0 + 32 * u;
-      if (g >= groups) break;
-      const WideMultipliers m = wide_multipliers(s[u], ref); // any row: two multiplies, the pass is memory-bound
-      uint4 lo, hi;
-      convert_word(v[u].x, m, lo.x, hi.x);
-      convert_word(v[u].y, m, lo.y, hi.y);
-      convert_word(v[u].z, m, lo.z, hi.z);
-      convert_word(v[u].w, m, lo.w, hi.w);
-      out[2 * g] = lo;
-      out[2 * g + 1] = hi;
-    }
+  for (int64_t r = static_cast<int64_t>(blockIdx.x) * kPassThreads + threadIdx.x; r < p.x_rows + p.w_rows;
+       r += static_cast<int64_t>(gridDim.x) * kPassThreads) {
+    if (r < p.x_rows) p.x_info[r] = static_cast<uint16_t>(thread_row_info(p.x_scales + r * words, words));
+    else p.w_info[r - p.x_rows] = static_cast<uint16_t>(thread_row_info(p.w_scales + (r - p.x_rows) * words, words));
   }
 }
 
-__global__ void __launch_bounds__(kPassThreads) x_pass_kernel(const PassParams p) {
-  const int lane = threadIdx.x % 32;
-  const int64_t warps = static_cast<int64_t>(gridDim.x) * (kPassThreads / 32);
-  const int words = p.k / 128, groups = p.k / 16;
-  for (int64_t r = static_cast<int64_t>(blockIdx.x) * (kPassThreads / 32) + threadIdx.x / 32; r < p.x_rows; r += warps) {
-    const uint32_t info = warp_row_info(p.x_scales + r * words, words, lane);
-    if (lane == 0) p.x_info[r] = static_cast<uint16_t>(info);
-    convert_row(p.x + r * groups, reinterpret_cast<const uint8_t*>(p.x_scales + r * words), info & 0xFF,
-                p.x_f16 + r * 2 * groups, groups, lane);
+// X to f16 after row_info_kernel, a thread a 16-element group (16 bytes in, 32 out) over the whole of X, as the
+// dequantiser streams it: one multiply a pair on a narrow row, two on a wide one.
+__global__ void __launch_bounds__(kPassThreads) x_convert_kernel(const PassParams p) {
+  const int64_t groups_per_row = p.k / 16, groups = p.x_rows * groups_per_row;
+  const uint8_t* scales = reinterpret_cast<const uint8_t*>(p.x_scales);
+  for (int64_t g = static_cast<int64_t>(blockIdx.x) * kPassThreads + threadIdx.x; g < groups;
+       g += static_cast<int64_t>(gridDim.x) * kPassThreads) {
+    const uint4 v = __ldg(p.x + g);
+    const uint32_t s = __ldg(scales + g / 2), info = __ldg(p.x_info + g / groups_per_row);
+    const uint32_t ref = info & 0xFF;
+    uint4 lo, hi;
+    if (info & kWideFlag) {
+      const WideMultipliers m = wide_multipliers(s, ref);
+      convert_word(v.x, m, lo.x, hi.x);
+      convert_word(v.y, m, lo.y, hi.y);
+      convert_word(v.z, m, lo.z, hi.z);
+      convert_word(v.w, m, lo.w, hi.w);
+    } else {
+      const uint32_t m = narrow_multiplier(s * 0x10001u, narrow_offset(ref));
+      convert_word(v.x, m, lo.x, hi.x);
+      convert_word(v.y, m, lo.y, hi.y);
+      convert_word(v.z, m, lo.z, hi.z);
+      convert_word(v.w, m, lo.w, hi.w);
+    }
+    p.x_f16[2 * g] = lo;
+    p.x_f16[2 * g + 1] = hi;
   }
 }
 

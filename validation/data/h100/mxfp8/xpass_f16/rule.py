@@ -16,14 +16,15 @@ OTHERS = ("promote", "dequantize", "transposed", "xpass")
 def main(run):
     run = pathlib.Path(run)
     checks = (run / "checks.log").read_text()
+    # The quick and the full check's exit codes (0 only on PASS). The second call counted PASS lines too and
+    # expected two, where memcheck's run of the quick check prints a third: every check had passed.
     exits = re.findall(r"^exit (\d+)", checks, re.M)
-    passes = re.findall(r"^PASS$", checks, re.M)
     memcheck = re.search(r"ERROR SUMMARY: (\d+) error", checks)
     branches = re.search(r"sass_wgmma_branches exit (\d+)", checks)
-    checks_ok = exits == ["0", "0"] and len(passes) == 2
+    checks_ok = exits == ["0", "0"]
     memcheck_ok = memcheck is not None and memcheck.group(1) == "0"
     branches_ok = branches is not None and branches.group(1) == "0"
-    print(f"checks: exits {exits}, {len(passes)} PASS: {'ok' if checks_ok else 'FAILED'}")
+    print(f"checks: quick and full exit {exits}: {'ok' if checks_ok else 'FAILED'}")
     print(f"memcheck: {memcheck.group(0) if memcheck else 'no summary'}: {'ok' if memcheck_ok else 'FAILED'}")
     print(f"wgmma branches: exit {branches.group(1) if branches else '?'}: {'ok' if branches_ok else 'FAILED'}")
     wins = []
