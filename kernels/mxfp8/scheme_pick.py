@@ -20,15 +20,15 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "validation" / "measure"))
 import make_mxfp8_specs  # noqa: E402  (the dataset's own spec writer)
 
-SCHEMES = ("promote", "dequantize", "transposed", "xpass")
+SCHEMES = ("promote", "dequantize", "transposed", "xpass", "xpass_f16")
 
 
 def spec_of(record, scheme):
     """make_mxfp8_specs' spec for `record`'s shape at its `<scheme>_config`, e.g. transposed/t128/n128/s3/row_major/persistent
-    (xpass's tile is written the same way)."""
+    (xpass's and xpass_f16's tile is written the same way)."""
     parts = record[f"{scheme}_config"].split("/")[1:]
     tile_m, tile_n = 128, 64
-    if scheme in ("transposed", "xpass"):
+    if scheme in ("transposed", "xpass", "xpass_f16"):
         tile_m, parts = int(parts[0][1:]), parts[1:]
         if parts[0].startswith("n"):
             tile_n, parts = int(parts[0][1:]), parts[1:]

@@ -48,6 +48,10 @@ constexpr int kWideXCopies = 3;         // its rotating bf16 copies of X
 // store_transposed_tile: FMUL by the unit scale, F2FP, STG.E.U16, predicates and 64-bit addresses,
 // 8.7-10 SASS instructions per element there, sim/src/mixed_input_model.cpp).
 constexpr double kTransposedEpilogueInstructionsPerElement = 9.0;
+// xpass_f16's store multiplies each output by 2^(ref_x + ref_w - 268) first: the exponents' add and an FMUL
+// more a element (mxfp8_transposed_xpass_f16_kernel.cuh, store_f16_tile; the token's 2-byte reference load
+// is one per four elements).
+constexpr double kF16EpilogueExtraInstructionsPerElement = 2.0;
 // The scales' own allocations, after the operands (which start at the heap base).
 constexpr Address kScaleBase = kHeapBase + (Address{1} << 38);
 
@@ -107,7 +111,12 @@ public:
                         "use 128 x 128 x 128");
       mma_cycles_ = 2.0 * outputs * spec.tile.k / gpu.tensor.bf16;
       stage_ns = spec.block_scale.scheme == BlockScaleScheme::xpass ? measured.xpass : measured.xpass_f16;
-      epilogue_cycles_ = kTransposedEpilogueInstructionsPerElement * outputs / (32.0 * gpu.sm.warp_schedulers);
+      {
+        const bool f16 = spec.block_scale.scheme == BlockScaleScheme::xpass_f16;
+        const double per_element =
+            kTransposedEpilogueInstructionsPerElement + (f16 ? kF16EpilogueExtraInstructionsPerElement : 0.0);
+        epilogue_cycles_ = per_element * outputs / (32.0 * gpu.sm.warp_schedulers);
+      }
       break;
     case BlockScaleScheme::transposed: {
       const bool wide = spec.tile.n == kWideChannels && spec.tile.m == 128;

@@ -118,6 +118,19 @@ TEST_CASE("mxfp8 GEMM model: per 128-deep step, the MMA and the measured stage o
     j["block_scale"]["scheme"] = "xpass";
     CHECK_THROWS_WITH(model(j, h100), Catch::Contains("tile") && Catch::Contains("xpass") && Catch::Contains("128 x 128 x 128"));
   }
+  SECTION("xpass_f16, 128 x 128 on f16 X: MMA 1024 (f16 wgmma at bf16's rate), the stage 603.7 ns = 984.0 cycles") {
+    nlohmann::json j = transposed_json(128, 4, 128);
+    j["block_scale"]["scheme"] = "xpass_f16";
+    const auto m = model(j, h100);
+    CHECK(m->mma_cycles_per_k_step() == Approx(1024));
+    CHECK(m->element_cycles_per_k_step() == Approx(984.0).epsilon(1e-4)); // 603.7 ns x 1630 MHz
+    CHECK(m->epilogue_cycles() == Approx((9.0 + 2.0) * 128 * 128 / 128)); // and the power of two: add, FMUL
+    CHECK(m->resources().shared_memory_bytes == 197632);                   // xpass's ring: f16 X is bf16's bytes
+    j = transposed_json(64, 4);
+    j["block_scale"]["scheme"] = "xpass_f16";
+    CHECK_THROWS_WITH(model(j, h100), Catch::Contains("tile") && Catch::Contains("xpass_f16") &&
+                                          Catch::Contains("128 x 128 x 128"));
+  }
   SECTION("transposed refuses a tile its kernel is not built for, and a tile_m without a measured stage") {
     CHECK_THROWS_WITH(model(transposed_json(16, 12, 128), h100), Catch::Contains("tile") && Catch::Contains("x 64 x 128"));
     CHECK_THROWS_WITH(model(transposed_json(48, 12), h100),
@@ -180,6 +193,19 @@ TEST_CASE("mxfp8 GEMM model: xpass reads W's scales only, after a pass over X mo
   CHECK(pass->mxfp8.dequantize); // FP8 and scales in, bf16 out
   CHECK_FALSE(mxfp8_pass_before(spec, gpu("b200"))); // block scaling in the tensor cores: no pass
   CHECK_FALSE(mxfp8_pass_before(parse_kernel_spec(transposed_json(128, 4, 128), "t.json"), gpu("h100_sxm")));
+}
+
+TEST_CASE("mxfp8 GEMM model: xpass_f16's pass also reads W's scales, charged as that many bytes more of X's stream") {
+  nlohmann::json j = transposed_json(128, 4, 128);
+  j["block_scale"]["scheme"] = "xpass_f16";
+  const std::optional<KernelSpec> pass = mxfp8_pass_before(parse_kernel_spec(j, "spec.json"), gpu("h100_sxm"));
+  REQUIRE(pass);
+  CHECK(pass->kind == KernelKind::mxfp8_quantize);
+  CHECK(pass->mxfp8.dequantize);
+  // W: 3 experts x 256 channels x 224 scale bytes = 172,032 bytes; a row of X's stream moves (3 + 1/32) x 7168 =
+  // 21,728: 7.92 rows, 8 more than X's 300 + 0 + 128.
+  CHECK(pass->mxfp8.rows == 428 + 8);
+  CHECK(pass->mxfp8.cols == 7168);
 }
 
 TEST_CASE("mxfp8 GEMM spec: K in whole MX blocks, the block of 32, an FP8 element, only on MXFP8") {
