@@ -6,8 +6,8 @@
 //   - x_convert_kernel, a thread a 16-element group of X: converted to f16 (mxfp8_f16_dequant.h),
 //     element x 2^(s - ref + 7), in permuted_k's order (the low pairs of its four words, then the high
 //     pairs): the f16 X the GEMM reads by TMA as wgmma's B.
-// (A warp a row, first for every row, then for X's alone, was latency-bound: 0.24 and 0.20 ms at
-// E = 128 x 128 where the dequantiser moves X's bytes in 0.125; NOTES.md, the xpass_f16 calls.)
+// At E = 128 x 128 this pass takes 0.21 ms where the dequantiser moves X's bytes in 0.125 (a warp a row
+// took 0.20-0.24); what the rest is, is not measured (kernels/mxfp8/NOTES.md, the xpass_f16 calls).
 #pragma once
 
 #include <cuda_runtime.h>
