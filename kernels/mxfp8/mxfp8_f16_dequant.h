@@ -35,9 +35,9 @@
 namespace tilesim::kernels::mxfp8_f16 {
 
 constexpr uint32_t kScaleNaN = 0xFF;
-constexpr uint32_t kNarrowSpan = 21;     // scales ref - 21 .. ref give a normal f16 multiplier 2^-14 .. 2^7
-constexpr int kEpilogueOffset = 134;     // the f16 value of scale s is element x 2^(s - 127) x 2^(134 - ref)
-constexpr uint32_t kWideFlag = 0x100u;   // row info: ref | kWideFlag where the row is not narrow
+constexpr uint32_t kNarrowSpan = 21;   // scales ref - 21 .. ref give a normal f16 multiplier 2^-14 .. 2^7
+constexpr int kEpilogueOffset = 134;   // the f16 value of scale s is element x 2^(s - 127) x 2^(134 - ref)
+constexpr uint32_t kWideFlag = 0x100u; // row info: ref | kWideFlag where the row is not narrow
 
 // The true K of storage position p (0..15) inside a 16-element group of the pass's X and of W's
 // fragments: positions 0..7 hold the low pairs of the group's four words, 8..15 the high pairs.
