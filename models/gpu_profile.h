@@ -61,6 +61,9 @@ struct L2Profile {
   int coalescer_lines_per_gpc = 0;
   int coalescer_ways = 1;
   int coalescer_merges_per_request = 0; // reads one held request takes in; 0: no limit
+  // The read port of each GPC (sim/gpc_port.h), in bytes a second the SMs ask for; 0: none
+  // modelled (needs sm.gpc).
+  double gpc_port_bytes_per_s = 0;
   // The partition each SM reads through (measured); empty: SMs split in contiguous id ranges.
   std::vector<int> sm_partition;
   // How much longer than the average SM each SM waits for the L2 when every SM loads it at once

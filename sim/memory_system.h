@@ -27,10 +27,14 @@
 //
 // Request coalescing: before any of this, a read that another SM of the same GPC asked for
 // recently is merged into that request (sim/request_coalescer.h) and is no lookup at all.
+//
+// GPC ports: every sector a box asks for, merged or not, also crosses its GPC's read port
+// (sim/gpc_port.h), where the profile gives one.
 #pragma once
 
 #include "models/gpu_profile.h"
 #include "sim/bandwidth_server.h"
+#include "sim/gpc_port.h"
 #include "sim/request_coalescer.h"
 #include "sim/sectored_cache.h"
 #include "sim/units.h"
@@ -192,6 +196,7 @@ private:
   std::vector<int> gpc_of_sm_;
   std::vector<int> partition_of_sm_;
   BandwidthServer l2_bandwidth_;
+  GpcPorts gpc_ports_; // every box read passes its SM's GPC's port beside the shared L2 server
   BandwidthServer dram_;
   int line_shift_;   // log2(line bytes)
   int sector_shift_; // log2(sector bytes)

@@ -29,7 +29,8 @@ constexpr std::string_view kTensorKeys[] = {"bf16", "fp16", "tf32", "fp8", "int8
 constexpr std::string_view kL2Keys[] = {"size_bytes", "line_bytes", "sector_bytes", "ways", "partitions", "slices",
                                         "hit_latency_cycles", "far_hit_extra_latency_cycles", "bandwidth_bytes_per_s",
                                         "replacement", "sm_partition", "coalescer_lines_per_gpc", "coalescer_ways",
-                                        "coalescer_merges_per_request", "counter_background_sectors", "sm_service_factor"};
+                                        "coalescer_merges_per_request", "counter_background_sectors", "sm_service_factor",
+                                        "gpc_port_bytes_per_s"};
 constexpr std::string_view kDramKeys[] = {"size_bytes", "bandwidth_bytes_per_s", "achievable_fraction", "latency_ns",
                                           "sm_service_factor"};
 constexpr std::string_view kTmaKeys[] = {"issue_cycles_per_box", "max_inflight_boxes", "latency_cycles"};
@@ -318,6 +319,10 @@ GpuProfile parse_gpu_profile(const nlohmann::json& j, const std::string& path) {
     const long long gpcs = *std::max_element(p.sm.gpc.begin(), p.sm.gpc.end()) + 1;
     if (gpcs * p.l2.coalescer_lines_per_gpc > (1LL << 20))
       l2.fail("coalescer_lines_per_gpc", "times the GPC count is more than 1 Mi lines", "check both against the probes");
+  }
+  if (l2.has("gpc_port_bytes_per_s")) {
+    p.l2.gpc_port_bytes_per_s = sourced(l2, "gpc_port_bytes_per_s", 1e9, 1e15);
+    if (p.sm.gpc.empty()) l2.fail("gpc_port_bytes_per_s", "needs sm.gpc", "give the GPC of every SM");
   }
   if (!std::has_single_bit(static_cast<unsigned>(p.l2.line_bytes)) ||
       !std::has_single_bit(static_cast<unsigned>(p.l2.sector_bytes)))

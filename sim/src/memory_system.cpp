@@ -28,6 +28,8 @@ MemorySystem::MemorySystem(const GpuProfile& gpu)
   const int gpcs = *std::max_element(gpc_of_sm_.begin(), gpc_of_sm_.end()) + 1;
   const int lines = gpu.sm.gpc.empty() ? 0 : gpu.l2.coalescer_lines_per_gpc;
   for (int g = 0; g < gpcs; ++g) coalescers_.emplace_back(lines, gpu.l2.coalescer_ways, gpu.l2.coalescer_merges_per_request);
+  if (gpu.l2.gpc_port_bytes_per_s > 0)
+    gpc_ports_ = GpcPorts(gpu.l2.gpc_port_bytes_per_s / (gpu.sm.clock_mhz * 1e6), gpcs);
 }
 
 void MemorySystem::gather_lines(const Box& box) {
@@ -303,9 +305,14 @@ Cycle MemorySystem::read_box(Cycle issue, int sm, const Box& box, SectorCount& o
 
   Cycle done = std::max({issue + near_latency_, o.coalesced_ready, o.hit_ready});
   const ByteCount looked_up_bytes = (o.l2_sectors - o.coalesced_sectors + o.dram_sectors) << sector_shift_;
+  const Cycle l2_latency = o.far_sectors > 0 ? far_latency_ : near_latency_;
   if (looked_up_bytes > 0)
-    done = std::max(done, served_at(issue, l2_bandwidth_.serve(issue, looked_up_bytes), l2_service_factor_, sm) +
-                              (o.far_sectors > 0 ? far_latency_ : near_latency_));
+    done = std::max(done,
+                    served_at(issue, l2_bandwidth_.serve(issue, looked_up_bytes), l2_service_factor_, sm) + l2_latency);
+  if (gpc_ports_.enabled()) { // every sector asked for: the coalescer's merges and the misses too
+    const ByteCount asked_bytes = (o.l2_sectors + o.dram_sectors) << sector_shift_;
+    done = std::max(done, gpc_ports_.serve(issue, gpc_of_sm_[sm], asked_bytes) + l2_latency);
+  }
   if (dram_bytes > 0)
     done = std::max(done, served_at(issue, dram_.serve(issue, dram_bytes), dram_service_factor_, sm) + dram_latency_);
   fill_cycles_->cycle[box_fill_] = FillCycles::rounded(done);

@@ -23,6 +23,7 @@ sed '/"epilogue_cycles_per_output_kib"/{n;s/"value": [0-9.]*/"value": -1/;}' "$s
 sed '/"cta_first_load_cycles"/{n;s/"value": [0-9.]*/"value": -1/;}' "$src/models/gpus/h100_sxm.json" >"$work/negative_first_load.json"
 sed '/"epilogue_tail_cycles"/{n;s/"value": [0-9.]*/"value": -1/;}' "$src/models/gpus/h100_sxm.json" >"$work/negative_tail.json"
 sed 's/^    "grouped_m": {/    "grouped_m:8": {/' "$src/models/gpus/h100_sxm.json" >"$work/grouped_order_key.json"
+sed '/"gpc_port_bytes_per_s"/{n;s/"value": [0-9.e+]*/"value": 0/;}' "$src/models/gpus/h100_sxm.json" >"$work/closed_gpc_port.json"
 mkfifo "$work/fifo.json"
 mkdir "$work/folder.json"
 
@@ -42,6 +43,7 @@ expect "negative measured epilogue" "tiled_gemm.epilogue_cycles_per_output_kib.v
 expect "negative first-load cost" "tiled_gemm.cta_first_load_cycles.value: is -1" simulate --gpu "$work/negative_first_load.json" --kernel "$work/spec.json"
 expect "negative epilogue tail" "tiled_gemm.epilogue_tail_cycles.value: is -1" simulate --gpu "$work/negative_tail.json" --kernel "$work/spec.json"
 expect "scheduler cost keyed with a group" "tile_scheduler.grouped_m:8: is not a known key" simulate --gpu "$work/grouped_order_key.json" --kernel "$work/spec.json"
+expect "GPC port of no rate" "l2.gpc_port_bytes_per_s.value: is 0" simulate --gpu "$work/closed_gpc_port.json" --kernel "$work/spec.json"
 expect "L2 beyond what the simulator holds" "l2.size_bytes.value: is 1000000000000.0" simulate --gpu "$work/huge_l2.json" --kernel "$work/spec.json"
 expect "simulate --out /dev/full" "/dev/full: --out: is not a regular file" simulate --kernel "$work/spec.json" --out /dev/full
 expect "validate --time-mape nan" "--time-mape: nan" validate --dataset "$src/validation/data/a100" --time-mape nan

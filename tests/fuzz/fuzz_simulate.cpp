@@ -20,7 +20,7 @@ tilesim::GpuProfile small_gpu(int sm_count) {
   nlohmann::json j = h100;
   for (const char* key : {"dispatch_order", "cluster_dispatch_order", "gpc"}) j["sm"].erase(key);
   for (const char* key : {"sm_partition", "coalescer_lines_per_gpc", "coalescer_ways", "coalescer_merges_per_request",
-                          "sm_service_factor"})
+                          "sm_service_factor", "gpc_port_bytes_per_s"})
     j["l2"].erase(key);
   j["dram"].erase("sm_service_factor");
   j["sm"]["count"]["value"] = sm_count;

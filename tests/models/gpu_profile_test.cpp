@@ -62,6 +62,14 @@ TEST_CASE("malformed profiles name the field") {
     j["sm"].erase("gpc");
     CHECK_THROWS_WITH(load_gpu_profile_file(write_temp(j)), Catch::Contains("l2.coalescer_lines_per_gpc: needs sm.gpc"));
   }
+  SECTION("a GPC port of no rate, or without the GPC map it works by") {
+    j["l2"]["gpc_port_bytes_per_s"]["value"] = 0;
+    CHECK_THROWS_WITH(load_gpu_profile_file(write_temp(j)), Catch::Contains("l2.gpc_port_bytes_per_s.value"));
+    j["l2"]["gpc_port_bytes_per_s"]["value"] = 1.287e12;
+    j["l2"].erase("coalescer_lines_per_gpc");
+    j["sm"].erase("gpc");
+    CHECK_THROWS_WITH(load_gpu_profile_file(write_temp(j)), Catch::Contains("l2.gpc_port_bytes_per_s: needs sm.gpc"));
+  }
   SECTION("an unknown GPU name") {
     CHECK_THROWS_WITH(load_gpu_profile("v100"), Catch::Contains("no such GPU profile"));
   }

@@ -29,6 +29,7 @@ GpuProfile small_gpu() {
   g.l2.coalescer_lines_per_gpc = 0;
   g.l2.sm_service_factor.clear(); // every SM served alike
   g.dram.sm_service_factor.clear();
+  g.l2.gpc_port_bytes_per_s = 0; // no GPC port
   return g;
 }
 
@@ -86,6 +87,37 @@ TEST_CASE("per-SM service: an SM the L2 or DRAM serves more slowly has its wait 
   CHECK(mem.read_box(10000, 1, b, c) == Approx(10000 + 16 * 1.5 + 200));
   // Alone, SM 1 waits for nothing: only its own 8 cycles of transfer stretch.
   CHECK(mem.read_box(20000, 1, b, c) == Approx(20000 + 8 * 1.5 + 200));
+}
+
+// The H100 profile's GPC map: SMs 0 and 1 are in GPC 0, SM 2 in GPC 1.
+TEST_CASE("GPC ports: reads of one GPC queue at its port, every sector asked for, merged ones too") {
+  GpuProfile g = small_gpu();
+  g.l2.gpc_port_bytes_per_s = 64e9; // 64 bytes a cycle: slower than the L2's 1024
+  SECTION("two hits of one GPC queue at its port; another GPC's pass beside them") {
+    MemorySystem mem(g);
+    SectorCount c;
+    const Box a{0, 128, 128, 64}, b{1 << 20, 128, 128, 64}; // 8192 bytes each
+    mem.read_box(0, 0, a, c);
+    mem.read_box(0, 2, b, c);
+    // At 10000 both hit. SM 0's 8192 bytes take its port 128 cycles, SM 1's (same GPC) 128 more;
+    // SM 2's port (GPC 1) is idle. Then the 200-cycle hit latency.
+    CHECK(mem.read_box(10000, 0, a, c) == Approx(10000 + 128 + 200));
+    CHECK(mem.read_box(10000, 1, b, c) == Approx(10000 + 256 + 200));
+    CHECK(mem.read_box(10000, 2, a, c) == Approx(10000 + 128 + 200));
+  }
+  SECTION("a read the coalescer merges still crosses the port") {
+    g.l2.coalescer_lines_per_gpc = 512;
+    g.l2.coalescer_ways = 4;
+    MemorySystem mem(g);
+    SectorCount c;
+    const Box a{0, 128, 128, 64};
+    // SM 0 misses: DRAM serves 8192 bytes by 128, then 500 cycles (its port: 128 + 200).
+    CHECK(mem.read_box(0, 0, a, c) == Approx(128 + 500));
+    // SM 1, same GPC, reads the same lines at 1000: merged, no lookup (1000 + 200 without the
+    // port), but its 8192 bytes cross the port: 1000 + 128 + 200.
+    CHECK(mem.read_box(1000, 1, a, c) == Approx(1000 + 128 + 200));
+    CHECK(mem.totals().coalesced_read_sectors == 256);
+  }
 }
 
 TEST_CASE("pending fills: a hit on a line still on its way from DRAM lands with the fill") {
