@@ -87,6 +87,53 @@ __device__ __forceinline__ void wgmma_m64n128k16_rs_f16(float (&d)[64], const ui
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b));
 }
 
+// The narrower f16 tiles (xpass_f16 on few tokens an expert: N = 16, 32, 64).
+__device__ __forceinline__ void wgmma_m64n16k16_rs_f16(float (&d)[8], const uint32_t (&a)[4], uint64_t desc_b) {
+  asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, 1, 0;\n"
+               " wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {"
+               "%0, %1, %2, %3, %4, %5, %6, %7"
+               "}, {%8, %9, %10, %11}, %12, p, 1, 1, 0;\n}"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b));
+}
+
+__device__ __forceinline__ void wgmma_m64n32k16_rs_f16(float (&d)[16], const uint32_t (&a)[4], uint64_t desc_b) {
+  asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, 1, 0;\n"
+               " wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {"
+               "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
+               "}, {%16, %17, %18, %19}, %20, p, 1, 1, 0;\n}"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b));
+}
+
+__device__ __forceinline__ void wgmma_m64n64k16_rs_f16(float (&d)[32], const uint32_t (&a)[4], uint64_t desc_b) {
+  asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, 1, 0;\n"
+               " wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
+               "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+               "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+               "}, {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b));
+}
+
+// The f16 wrapper for a compile-time N.
+template <int N> __device__ __forceinline__ void wgmma_rs_f16(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc_b) {
+  if constexpr (N == 16)
+    wgmma_m64n16k16_rs_f16(d, a, desc_b);
+  else if constexpr (N == 32)
+    wgmma_m64n32k16_rs_f16(d, a, desc_b);
+  else if constexpr (N == 64)
+    wgmma_m64n64k16_rs_f16(d, a, desc_b);
+  else if constexpr (N == 128)
+    wgmma_m64n128k16_rs_f16(d, a, desc_b);
+  else
+    static_assert(N == 16, "no register-A f16 wgmma wrapper for this N");
+}
+
 // wgmma.mma_async m64n224k16, A from registers: 112 accumulators per thread (the 224-token
 // prefill tile: 3456 tokens are 16 tiles of 224, which fill 4 waves of 132 SMs to 97%).
 __device__ __forceinline__ void wgmma_m64n224k16_rs(float (&d)[112], const uint32_t (&a)[4], uint64_t desc_b) {

@@ -45,7 +45,8 @@ SCHEMES = {"promote": 0, "dequantize": 1, "transposed": 2, "xpass": 3, "xpass_f1
 
 def mxfp8_candidates(tokens_per_expert):
     """Per scheme: (stages, order, persistent, tile_tokens, tile_channels); the tile only matters to transposed, whose
-    tile is tile_tokens x 64 channels, or 128 x 128 (a token count of 16 takes 16-token tiles; more take 64 or 128)."""
+    tile is tile_tokens x 64 channels, or 128 x 128 (a token count of 16 takes 16-token tiles; more take 64 or 128), and
+    to xpass_f16, whose tile is 16 x 128 at 16 tokens, else 128 x 128."""
     fixed = {"promote": [(5, "grouped_m:8", True, 0, 0), (4, "grouped_m:4", True, 0, 0), (5, "serpentine", False, 0, 0)],
              "dequantize": [(3, "grouped_m:8", True, 0, 0), (3, "grouped_m:4", True, 0, 0),
                             (3, "serpentine", False, 0, 0)]}
@@ -57,7 +58,11 @@ def mxfp8_candidates(tokens_per_expert):
                                (4, "row_major", True, 128, 128), (4, "grouped_m:4", True, 128, 128),
                                (3, "row_major", True, 128, 128)]
     fixed["xpass"] = [(4, "row_major", True, 128, 128), (4, "grouped_m:4", True, 128, 128), (3, "row_major", True, 128, 128)]
-    fixed["xpass_f16"] = list(fixed["xpass"])
+    if tokens_per_expert <= 16:  # xpass_f16's narrow tile: wgmma N 16, a deeper ring of W (2..11 stages)
+        fixed["xpass_f16"] = [(8, "row_major", True, 16, 128), (11, "row_major", True, 16, 128),
+                              (8, "serpentine", False, 16, 128)]
+    else:
+        fixed["xpass_f16"] = list(fixed["xpass"])
     return fixed
 
 

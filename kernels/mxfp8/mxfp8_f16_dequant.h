@@ -43,8 +43,8 @@ constexpr uint32_t kWideFlag = 0x100u; // row info: ref | kWideFlag where the ro
 // fragments: positions 0..7 hold the low pairs of the group's four words, 8..15 the high pairs.
 constexpr int permuted_k(int p) { return p < 8 ? 4 * (p / 2) + p % 2 : 4 * ((p - 8) / 2) + 2 + p % 2; }
 
-// One row's reference and whether it is wide, from its scale bytes (host form; the pass computes
-// the same with a warp's reduction).
+// One row's reference and whether it is wide, from its scale bytes (host form of the pass's
+// row_info_kernel, mxfp8_f16_pass_kernel.cuh).
 inline uint32_t row_info(const uint8_t* scales, int blocks) {
   uint32_t ref = 0;
   for (int b = 0; b < blocks; ++b)

@@ -21,7 +21,7 @@ void mxfp8_f16_pass(const void* x, const void* x_scales, const void* w_scales, v
     return static_cast<int>(std::min<std::int64_t>((threads + kPassThreads - 1) / kPassThreads, most));
   };
   if (x_rows + w_rows > 0) row_info_kernel<<<ctas(x_rows + w_rows), kPassThreads, 0, stream>>>(p);
-  if (x_rows > 0) x_convert_kernel<<<ctas(x_rows * (k / 16)), kPassThreads, 0, stream>>>(p);
+  if (x_rows > 0) x_convert_kernel<<<ctas(2 * x_rows * (k / 16)), kPassThreads, 0, stream>>>(p);
   const cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) throw KernelError(std::string("mxfp8 f16 pass launch failed: ") + cudaGetErrorString(err));
 }

@@ -3,11 +3,11 @@
 //   - row_info_kernel, a thread a row of X and of W: its reference (the largest scale byte that is not
 //     NaN) and whether it is wide (a NaN scale, or a scale more than 21 below the reference), one uint16 a
 //     row. W's rows are only read for their scales (k / 32 bytes a row): the GEMM converts W itself.
-//   - x_convert_kernel, a thread a 16-element group of X: converted to f16 (mxfp8_f16_dequant.h),
+//   - x_convert_kernel, a thread half a 16-element group of X: converted to f16 (mxfp8_f16_dequant.h),
 //     element x 2^(s - ref + 7), in permuted_k's order (the low pairs of its four words, then the high
 //     pairs): the f16 X the GEMM reads by TMA as wgmma's B.
-// At E = 128 x 128 this pass takes 0.21 ms where the dequantiser moves X's bytes in 0.125 (a warp a row
-// took 0.20-0.24); what the rest is, is not measured (kernels/mxfp8/NOTES.md, the xpass_f16 calls).
+// (Earlier forms, a warp a row and a thread a group, took 0.20-0.24 ms at E = 128 x 128 where the
+// dequantiser moves X's bytes in 0.125; kernels/mxfp8/NOTES.md, the xpass_f16 calls.)
 #pragma once
 
 #include <cuda_runtime.h>
@@ -31,29 +31,49 @@ struct PassParams {
   int k;
 };
 
-// The info of one row of scale words, by one thread: the largest and smallest scale that are not NaN, and
-// whether one is NaN, in one read (eight words in flight at a time).
-__device__ __forceinline__ uint32_t thread_row_info(const uint32_t* scales, int words) {
-  constexpr int kBatch = 8;
+// A row's scale bytes folded into (largest not NaN, smallest, any NaN).
+struct RowScan {
   uint32_t largest = 0, smallest = 0xFF;
   bool nan = false;
-  for (int i0 = 0; i0 < words; i0 += kBatch) {
-    uint32_t w[kBatch];
+  __device__ void add(uint32_t word) {
 #pragma unroll
-    for (int i = 0; i < kBatch; ++i) w[i] = i0 + i < words ? __ldg(scales + i0 + i) : 0u;
-#pragma unroll
-    for (int i = 0; i < kBatch; ++i)
-#pragma unroll
-      for (int b = 0; b < 4; ++b) {
-        if (i0 + i >= words) break;
-        const uint32_t s = (w[i] >> (8 * b)) & 0xFF;
-        nan = nan || s == kScaleNaN;
-        largest = max(largest, s == kScaleNaN ? 0u : s);
-        smallest = min(smallest, s); // a NaN scale (255) never lowers it
-      }
+    for (int b = 0; b < 4; ++b) {
+      const uint32_t s = (word >> (8 * b)) & 0xFF;
+      nan = nan || s == kScaleNaN;
+      largest = max(largest, s == kScaleNaN ? 0u : s);
+      smallest = min(smallest, s); // a NaN scale (255) never lowers it
+    }
   }
-  const bool wide = nan || smallest + kNarrowSpan < largest;
-  return largest | (wide ? kWideFlag : 0u);
+  __device__ uint32_t info() const {
+    return largest | (nan || smallest + kNarrowSpan < largest ? kWideFlag : 0u);
+  }
+};
+
+// One row's info by one thread, its scales read as 16-byte units where the row is whole aligned ones (k a
+// multiple of 512 and the scales 16-byte aligned: a warp load then takes 16 bytes of each of its 32 rows'
+// sectors, not 4), else as words.
+__device__ __forceinline__ uint32_t thread_row_info(const uint32_t* scales, int words) {
+  RowScan scan;
+  if (words % 4 == 0 && reinterpret_cast<uintptr_t>(scales) % 16 == 0) {
+    const uint4* units = reinterpret_cast<const uint4*>(scales);
+    constexpr int kBatch = 4;
+    for (int i0 = 0; i0 < words / 4; i0 += kBatch) {
+      uint4 u[kBatch];
+#pragma unroll
+      for (int i = 0; i < kBatch; ++i) u[i] = i0 + i < words / 4 ? __ldg(units + i0 + i) : make_uint4(0, 0, 0, 0);
+#pragma unroll
+      for (int i = 0; i < kBatch; ++i) {
+        if (i0 + i >= words / 4) break;
+        scan.add(u[i].x);
+        scan.add(u[i].y);
+        scan.add(u[i].z);
+        scan.add(u[i].w);
+      }
+    }
+  } else {
+    for (int i = 0; i < words; ++i) scan.add(__ldg(scales + i));
+  }
+  return scan.info();
 }
 
 // Every row's info, X's rows then W's, a thread a row.
@@ -66,32 +86,31 @@ __global__ void __launch_bounds__(kPassThreads) row_info_kernel(const PassParams
   }
 }
 
-// X to f16 after row_info_kernel, a thread a 16-element group (16 bytes in, 32 out) over the whole of X, as the
-// dequantiser streams it: one multiply a pair on a narrow row, two on a wide one.
+// X to f16 after row_info_kernel, a thread an 8-element half of a 16-element group over the whole of X: both
+// halves' threads load the group's 16 bytes, each converts its half (the low pairs of the four words, or the
+// high ones) and stores one 16-byte unit, so that a warp's store is 512 contiguous bytes, as the dequantiser's.
+// One multiply a pair on a narrow row, two on a wide one.
 __global__ void __launch_bounds__(kPassThreads) x_convert_kernel(const PassParams p) {
-  const int64_t groups_per_row = p.k / 16, groups = p.x_rows * groups_per_row;
+  const int64_t groups_per_row = p.k / 16, halves = 2 * p.x_rows * groups_per_row;
   const uint8_t* scales = reinterpret_cast<const uint8_t*>(p.x_scales);
-  for (int64_t g = static_cast<int64_t>(blockIdx.x) * kPassThreads + threadIdx.x; g < groups;
-       g += static_cast<int64_t>(gridDim.x) * kPassThreads) {
+  for (int64_t h = static_cast<int64_t>(blockIdx.x) * kPassThreads + threadIdx.x; h < halves;
+       h += static_cast<int64_t>(gridDim.x) * kPassThreads) {
+    const int64_t g = h >> 1;
     const uint4 v = __ldg(p.x + g);
     const uint32_t s = __ldg(scales + g / 2), info = __ldg(p.x_info + g / groups_per_row);
-    const uint32_t ref = info & 0xFF;
-    uint4 lo, hi;
+    const uint32_t shift = 16 * static_cast<uint32_t>(h & 1); // the high pairs: the words' upper halves
+    const uint32_t w[4] = {v.x >> shift, v.y >> shift, v.z >> shift, v.w >> shift};
+    uint32_t out[4], unused;
     if (info & kWideFlag) {
-      const WideMultipliers m = wide_multipliers(s, ref);
-      convert_word(v.x, m, lo.x, hi.x);
-      convert_word(v.y, m, lo.y, hi.y);
-      convert_word(v.z, m, lo.z, hi.z);
-      convert_word(v.w, m, lo.w, hi.w);
+      const WideMultipliers m = wide_multipliers(s, info & 0xFF);
+#pragma unroll
+      for (int i = 0; i < 4; ++i) convert_word(w[i], m, out[i], unused);
     } else {
-      const uint32_t m = narrow_multiplier(s * 0x10001u, narrow_offset(ref));
-      convert_word(v.x, m, lo.x, hi.x);
-      convert_word(v.y, m, lo.y, hi.y);
-      convert_word(v.z, m, lo.z, hi.z);
-      convert_word(v.w, m, lo.w, hi.w);
+      const uint32_t m = narrow_multiplier(s * 0x10001u, narrow_offset(info & 0xFF));
+#pragma unroll
+      for (int i = 0; i < 4; ++i) convert_word(w[i], m, out[i], unused);
     }
-    p.x_f16[2 * g] = lo;
-    p.x_f16[2 * g + 1] = hi;
+    p.x_f16[h] = make_uint4(out[0], out[1], out[2], out[3]);
   }
 }
 

@@ -36,7 +36,9 @@ struct Mxfp8GemmProblem {
   int n = 0;                          // multiple of 8
   int k = 0;                          // multiple of 128: whole stages of four MX blocks
   int stages = 4;                     // promote 3..5, dequantize 3, transposed a multiple of its consumers, xpass(_f16) 2..4
-  int tile_tokens = 16;               // transposed only: tokens per tile (wgmma's N), 16, 32, 64 or 128 (xpass(_f16): 128)
+                                      // (xpass_f16 at 16, 32, 64 tokens: 2..11, 2..9, 2..7)
+  int tile_tokens = 16;               // transposed only: tokens per tile (wgmma's N), 16, 32, 64 or 128 (xpass: 128,
+                                      // xpass_f16: 16, 32, 64 or 128)
   int tile_channels = 64;             // transposed only: channels per tile, 64, or 128 with 128 tokens (xpass(_f16): 128)
   Mxfp8GemmScheme scheme = Mxfp8GemmScheme::promote;
   bool persistent = true;

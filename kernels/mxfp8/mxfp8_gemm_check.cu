@@ -470,6 +470,25 @@ int main(int argc, char** argv) {
   }
   f16_cases.push_back({"xpass_f16 rows spanning 22 binades E=3 n=256 k=1024 3 persistent CTAs", {128, 130, 70}, 256, 1024,
                        "grouped_m:4", true, 3, Scales::span22, true, xh, 128, 128, 3});
+  // The narrower tiles for few tokens an expert (wgmma N 16, 32, 64; deeper rings): ragged experts with empty ones and
+  // an n tail, persistent CTAs on 3 SMs running several tiles, adversarial and NaN scales, NaN element codes and the
+  // 22-binade rows, at the ring depths the launcher allows.
+  const std::vector<Case> f16_narrow_cases = {
+      {"xpass_f16 16 tokens decode E=8 x 16 n=256 k=1024 grouped_m:4", std::vector<int>(8, 16), 256, 1024, "grouped_m:4",
+       true, 8, Scales::moderate, true, xh, 16, 128},
+      {"xpass_f16 16 tokens ragged E=6 n=200 k=640 hilbert one CTA per tile", {0, 1, 17, 40, 5, 16}, 200, 640, "hilbert",
+       false, 4, Scales::moderate, true, xh, 16, 128},
+      {"xpass_f16 16 tokens adversarial scales E=3 n=128 k=1024 11 stages 3 persistent CTAs", {20, 0, 37}, 128, 1024,
+       "expert_major:2", true, 11, Scales::adversarial, true, xh, 16, 128, 3},
+      {"xpass_f16 16 tokens NaN elements E=3 n=256 k=1024 3 persistent CTAs", {16, 30, 7}, 256, 1024, "grouped_m:4", true,
+       6, Scales::nan_elements, true, xh, 16, 128, 3},
+      {"xpass_f16 16 tokens rows spanning 22 binades E=3 n=256 k=1024 3 persistent CTAs", {16, 30, 7}, 256, 1024,
+       "grouped_m:4", true, 8, Scales::span22, true, xh, 16, 128, 3},
+      {"xpass_f16 32 tokens E=4 n=128 k=1024 interleaved 9 stages", {32, 50, 3, 31}, 128, 1024, "interleaved", true, 9,
+       Scales::moderate, true, xh, 32, 128},
+      {"xpass_f16 64 tokens E=3 n=192 k=768 column_major 7 stages", {64, 100, 1}, 192, 768, "column_major", true, 7,
+       Scales::moderate, true, xh, 64, 128},
+  };
   std::mt19937_64 rng(20);
   bool ok = conversion_every_byte();
   ok = f16_conversion_every_byte() && ok;
@@ -483,6 +502,8 @@ int main(int argc, char** argv) {
     if (!quick || c.quick) ok = run_case(c, sms, rng) && ok;
   for (const Case& c : f16_cases)
     if (!quick || c.quick) ok = run_case(c, sms, rng) && ok;
+  for (const Case& c : f16_narrow_cases)
+    if (!quick || c.quick) ok = run_case(c, sms, rng) && ok;
   ok = refuses(1000, 4, "multiple of 32") && ok;
   ok = refuses(544, 4, "multiple of 128") && ok;
   ok = refuses(1024, 6, "stages = 6") && ok;
@@ -493,7 +514,9 @@ int main(int argc, char** argv) {
   ok = refuses(1024, 5, "not supported by the xpass scheme; use 2..4", xp, 128, 128) && ok;
   ok = refuses(1024, 4, "use tile_m 128 and tile_n 128", xp, 16, 64) && ok;
   ok = refuses(1024, 5, "not supported by the xpass_f16 scheme; use 2..4", xh, 128, 128) && ok;
-  ok = refuses(1024, 4, "not supported by the xpass_f16 scheme; use tile_m 128", xh, 128, 64) && ok;
+  ok = refuses(1024, 4, "not supported by the xpass_f16 scheme; use tile_m 16, 32, 64 or 128", xh, 128, 64) && ok;
+  ok = refuses(1024, 4, "not supported by the xpass_f16 scheme; use tile_m 16, 32, 64 or 128", xh, 48, 128) && ok;
+  ok = refuses(1024, 12, "not supported by the xpass_f16 scheme; use 2..11", xh, 16, 128) && ok;
   std::printf("%s\n", ok ? "PASS" : "FAIL");
   return ok ? 0 : 1;
 }

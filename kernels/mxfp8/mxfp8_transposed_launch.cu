@@ -48,11 +48,18 @@ template <class TileShapeT, void (*Kernel)(TensorMaps, Params)> struct Instance 
 template <int T> using Narrow = Instance<TileShape<T>, mxfp8_transposed_kernel<T>>;
 using Wide = Instance<WideShape, mxfp8_transposed_wide_kernel>;
 using XPass = Instance<XPassShape, mxfp8_transposed_xpass_kernel>;
-using XPassF16 = Instance<XPassShape, mxfp8_transposed_xpass_f16_kernel>;
+template <int T> using XPassF16 = Instance<XPassF16Shape<T>, mxfp8_transposed_xpass_f16_kernel<T>>;
 
 template <class F> auto dispatch(int tile_tokens, int tile_channels, XForm x_form, F&& f) {
   if (x_form == XForm::bf16) return f(XPass{});
-  if (x_form == XForm::f16) return f(XPassF16{});
+  if (x_form == XForm::f16) {
+    switch (tile_tokens) {
+    case 16: return f(XPassF16<16>{});
+    case 32: return f(XPassF16<32>{});
+    case 64: return f(XPassF16<64>{});
+    default: return f(XPassF16<128>{});
+    }
+  }
   if (tile_channels == WideShape::channels) return f(Wide{});
   switch (tile_tokens) {
   case 16: return f(Narrow<16>{});
@@ -79,7 +86,11 @@ int most_stages(int tile_tokens, int tile_channels, int step, XForm x_form = XFo
 std::string unsupported_reason(int tile_m, int tile_n, int tile_k, int stages, XForm x_form) {
   if (x_form != XForm::fp8) {
     const std::string scheme = x_form == XForm::bf16 ? "xpass" : "xpass_f16", x_type = x_form == XForm::bf16 ? "bf16" : "f16";
-    if (tile_m != XPassShape::block_tokens || tile_n != XPassShape::channels)
+    if (x_form == XForm::f16 && (tile_m != 16 && tile_m != 32 && tile_m != 64 && tile_m != 128 || tile_n != XPassShape::channels))
+      return "tile " + std::to_string(tile_m) + " x " + std::to_string(tile_n) +
+             " is not supported by the xpass_f16 scheme; use tile_m 16, 32, 64 or 128 (wgmma's N) and tile_n 128 (two "
+             "consumers of 64 channels)";
+    if (x_form == XForm::bf16 && (tile_m != XPassShape::block_tokens || tile_n != XPassShape::channels))
       return "tile " + std::to_string(tile_m) + " x " + std::to_string(tile_n) + " is not supported by the " + scheme +
              " scheme; use tile_m 128 and tile_n 128 (two consumers of 64 channels)";
     if (tile_k != kBlockK)
@@ -87,7 +98,8 @@ std::string unsupported_reason(int tile_m, int tile_n, int tile_k, int stages, X
     const int most = most_stages(tile_m, tile_n, 1, x_form);
     if (stages < 2 || stages > most)
       return "stages = " + std::to_string(stages) + " is not supported by the " + scheme + " scheme; use 2.." +
-             std::to_string(most) + " (a stage is 16 KB of FP8 W and 32 KB of " + x_type + " X)";
+             std::to_string(most) + " (a stage is 16 KB of FP8 W and " + std::to_string(tile_m / 4) + " KB of " + x_type +
+             " X)";
     return {};
   }
   if (tile_m != 16 && tile_m != 32 && tile_m != 64 && tile_m != 128)

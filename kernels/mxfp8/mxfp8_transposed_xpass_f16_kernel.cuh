@@ -6,7 +6,9 @@
 // where xpass spends seven instructions, and the epilogue multiplies each output by 2^(ref_x + ref_w -
 // 268), the two rows' references. A lane reads one 32-bit word of each k16 step's 16-byte group of its
 // two rows (16 word loads a stage, all issued at the stage's start): the group's word q = lane % 4 holds
-// exactly the lane's two pairs in permuted_k's order.
+// exactly the lane's two pairs in permuted_k's order. The tile's tokens (wgmma's N) are a template
+// parameter: 128 as xpass's, or 16, 32 or 64 where an expert has that few tokens (decode), so that the
+// MMA does no more than the tokens need, as the transposed kernel's narrow tiles (XPassF16Shape).
 #pragma once
 
 #include <cmath>
@@ -15,6 +17,26 @@
 #include "kernels/mxfp8/mxfp8_transposed_xpass_kernel.cuh"
 
 namespace tilesim::kernels::mxfp8_transposed {
+
+// The tile: 128 channels (two consumers of 64, as xpass's) x BlockTokens tokens; X's stage is two TMA boxes of
+// [BlockTokens x 64] f16 (128 bytes a token: the 128-byte swizzle's rows), so a narrow tile's ring holds more
+// stages of W.
+template <int BlockTokens> struct XPassF16Shape {
+  static_assert(BlockTokens == 16 || BlockTokens == 32 || BlockTokens == 64 || BlockTokens == 128,
+                "wgmma N of 16, 32, 64 or 128 tokens");
+  static constexpr int block_tokens = BlockTokens;
+  static constexpr int channels = XPassShape::channels;
+  static constexpr int consumers = XPassShape::consumers;
+  static constexpr int threads = XPassShape::threads;
+  static constexpr int w_bytes = XPassShape::w_bytes;
+  static constexpr int x_half_bytes = BlockTokens * 64 * 2;
+  static constexpr int x_bytes = 2 * x_half_bytes;
+  static constexpr int stage_bytes = w_bytes + x_bytes;
+  static constexpr int accumulators = BlockTokens / 2; // m64nBlockTokens: fp32 sums a thread
+  static constexpr int consumer_w_bytes = XPassShape::consumer_w_bytes;
+  static constexpr int shared_bytes(int stages) { return 1024 + stages * (stage_bytes + 16); }
+};
+static_assert(XPassF16Shape<128>::stage_bytes == XPassShape::stage_bytes, "the 128-token tile is xpass's");
 
 // A thread's two W rows (channels channel0 and + 8): their references and the narrow multipliers' offsets.
 struct RowRefs {
@@ -75,46 +97,48 @@ __device__ __forceinline__ void convert_w_half_f16(const WWords& w, const uint32
   else convert_w_words<First, false>(w, scale_words, refs, frag);
 }
 
-// issue_half with f16 operands.
-template <int First>
-__device__ __forceinline__ void issue_half_f16(float (&acc)[XPassShape::accumulators], uint32_t (&frag)[4][4],
+// issue_half with f16 operands, N = the tile's tokens.
+template <class Shape, int First>
+__device__ __forceinline__ void issue_half_f16(float (&acc)[Shape::accumulators], uint32_t (&frag)[4][4],
                                                uint32_t x_desc_lo, uint32_t x_desc_hi) {
   ptx::wgmma_fence(); // the fragments were written by ordinary instructions
 #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int kk = First + j;
-    ptx::wgmma_m64n128k16_rs_f16(
-        acc, frag[j], (uint64_t(x_desc_hi) << 32) | (x_desc_lo + (kk / 4) * (XPassShape::x_half_bytes >> 4) + 2 * (kk % 4)));
+    ptx::wgmma_rs_f16<Shape::block_tokens>(
+        acc, frag[j], (uint64_t(x_desc_hi) << 32) | (x_desc_lo + (kk / 4) * (Shape::x_half_bytes >> 4) + 2 * (kk % 4)));
   }
   ptx::wgmma_commit_group();
 }
 
 // One stage: xpass_stage's order with the f16 conversion; every wgmma instruction outside the warp's branch.
-__device__ __forceinline__ void xpass_f16_stage(uint32_t w_rows, const XPassRing& ring, int previous,
+template <class Shape>
+__device__ __forceinline__ void xpass_f16_stage(uint32_t w_rows, const XPassRingOf<Shape>& ring, int previous,
                                                 const uint32_t (&scale_words)[2], const RowRefs& refs,
                                                 uint32_t x_desc_lo, uint32_t x_desc_hi, uint32_t (&first)[4][4],
-                                                uint32_t (&second)[4][4], float (&acc)[XPassShape::accumulators]) {
+                                                uint32_t (&second)[4][4], float (&acc)[Shape::accumulators]) {
   WWords w;
   load_w_words(w_rows, w);
   ptx::wgmma_wait_group<1>();
   keep_fragments(first);
   convert_w_half_f16<0>(w, scale_words, refs, first);
-  issue_half_f16<0>(acc, first, x_desc_lo, x_desc_hi);
+  issue_half_f16<Shape, 0>(acc, first, x_desc_lo, x_desc_hi);
   ptx::wgmma_wait_group<1>();
   keep_fragments(second);
   if (previous >= 0) release_stage(ring, previous);
   convert_w_half_f16<4>(w, scale_words, refs, second);
-  issue_half_f16<4>(acc, second, x_desc_lo, x_desc_hi);
+  issue_half_f16<Shape, 4>(acc, second, x_desc_lo, x_desc_hi);
 }
 
 // The finished tile: each output times 2^(ref_x + ref_w - 268) (mxfp8_f16::kEpilogueOffset per operand),
 // one multiply by a normal power of two where every exponent of the thread's outputs is one (the
 // common case), ldexpf otherwise; then stored transposed as store_wide_tile does.
-__device__ __forceinline__ void store_f16_tile(const Params& p, float (&acc)[XPassShape::accumulators], TokenRows rows,
+template <class Shape>
+__device__ __forceinline__ void store_f16_tile(const Params& p, float (&acc)[Shape::accumulators], TokenRows rows,
                                                int channel0, const RowRefs& refs, int linear, bool trace_writer) {
-  constexpr int kTokens = XPassShape::block_tokens;
+  constexpr int kTokens = Shape::block_tokens;
 #pragma unroll
-  for (int i = 0; i < XPassShape::accumulators; ++i) ptx::fence_operand(acc[i]);
+  for (int i = 0; i < Shape::accumulators; ++i) ptx::fence_operand(acc[i]);
   const int t = threadIdx.x % 128;
   int ref_x[kTokens / 8][2];
   int lowest = 255, highest = 0;
@@ -149,8 +173,8 @@ __device__ __forceinline__ void store_f16_tile(const Params& p, float (&acc)[XPa
   }
 }
 
-__device__ __forceinline__ void xpass_f16_consumer_loop(const Params& p, const XPassRing& ring, int consumer) {
-  using Shape = XPassShape;
+template <class Shape>
+__device__ __forceinline__ void xpass_f16_consumer_loop(const Params& p, const XPassRingOf<Shape>& ring, int consumer) {
   const int t = threadIdx.x % 128, lane = t % 32;
   const int row0 = 16 * (t / 32) + lane / 4; // consumer-local channel of fragment row 0 (and + 8)
   const uint64_t x_desc = ptx::smem_descriptor_sw128(ring.x(0));
@@ -184,7 +208,7 @@ __device__ __forceinline__ void xpass_f16_consumer_loop(const Params& p, const X
       const int s = cursor.stage;
       ptx::mbarrier_wait(ring.full(s), cursor.phase);
       const uint32_t x_desc_lo = static_cast<uint32_t>(x_desc) + s * (Shape::x_bytes >> 4);
-      xpass_f16_stage(w_rows0 + s * Shape::w_bytes, ring, previous, current, refs, x_desc_lo, x_desc_hi, first,
+      xpass_f16_stage<Shape>(w_rows0 + s * Shape::w_bytes, ring, previous, current, refs, x_desc_lo, x_desc_hi, first,
                       second, acc);
       previous = s;
       cursor.advance(ring.stages);
@@ -193,15 +217,17 @@ __device__ __forceinline__ void xpass_f16_consumer_loop(const Params& p, const X
     keep_fragments(first);
     keep_fragments(second);
     if (previous >= 0) release_stage(ring, previous);
-    store_f16_tile(p, acc, rows, channel0, refs, linear, trace_writer);
+    store_f16_tile<Shape>(p, acc, rows, channel0, refs, linear, trace_writer);
   }
 }
 
+template <int BlockTokens>
 __global__ void __launch_bounds__(XPassShape::threads, 1)
     mxfp8_transposed_xpass_f16_kernel(const __grid_constant__ TensorMaps maps, const Params p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  using Shape = XPassF16Shape<BlockTokens>;
   extern __shared__ uint8_t shared_raw[];
-  const XPassRing ring(shared_raw, p.stages);
+  const XPassRingOf<Shape> ring(shared_raw, p.stages);
   const int warpgroup = threadIdx.x / 128;
   init_ring(ring, maps, 4 * XPassShape::consumers); // every consumer warp releases every stage
   if (warpgroup == 0) {
@@ -209,7 +235,7 @@ __global__ void __launch_bounds__(XPassShape::threads, 1)
     if (threadIdx.x == 0) xpass_producer_loop(p, ring, maps);
   } else {
     ptx::setmaxnreg_inc<232>();
-    xpass_f16_consumer_loop(p, ring, warpgroup - 1);
+    xpass_f16_consumer_loop<Shape>(p, ring, warpgroup - 1);
   }
 #endif
 }

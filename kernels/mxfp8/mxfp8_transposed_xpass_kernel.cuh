@@ -31,24 +31,28 @@ struct XPassShape {
   static constexpr int shared_bytes(int stages) { return 1024 + stages * (stage_bytes + 16); }
 };
 
-// W stages, then X's bf16 stages, each 1024-byte aligned (the swizzle atoms); then the barriers.
-struct XPassRing {
+// W stages, then X's bf16 stages, each 1024-byte aligned (the swizzle atoms); then the barriers. Shape:
+// XPassShape, or xpass_f16's narrower tiles (mxfp8_transposed_xpass_f16_kernel.cuh).
+template <class Shape> struct XPassRingOf {
   uint8_t* base;
   int stages;
-  __device__ XPassRing(uint8_t* raw, int stages_)
+  __device__ XPassRingOf(uint8_t* raw, int stages_)
       : base(reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023))),
         stages(stages_) {}
-  __device__ uint8_t* w(int s) const { return base + s * XPassShape::w_bytes; }
-  __device__ uint8_t* x(int s) const { return base + stages * XPassShape::w_bytes + s * XPassShape::x_bytes; }
-  __device__ uint64_t* full(int s) const { return reinterpret_cast<uint64_t*>(base + stages * XPassShape::stage_bytes) + s; }
+  __device__ uint8_t* w(int s) const { return base + s * Shape::w_bytes; }
+  __device__ uint8_t* x(int s) const { return base + stages * Shape::w_bytes + s * Shape::x_bytes; }
+  __device__ uint64_t* full(int s) const { return reinterpret_cast<uint64_t*>(base + stages * Shape::stage_bytes) + s; }
   __device__ uint64_t* empty(int s) const { return full(stages) + s; }
 };
+using XPassRing = XPassRingOf<XPassShape>;
 
-// maps.x: bf16 [tokens, k] in boxes of 128 tokens x 64 (the stage's two K halves); maps.w: W's bytes in boxes of 128 x 128.
-__device__ __forceinline__ void xpass_producer_loop(const Params& p, const XPassRing& ring, const TensorMaps& maps) {
-  producer_loop<XPassShape>(p, ring, [&](int s, int k0, int x_row, int w_row) {
+// maps.x: bf16 [tokens, k] in boxes of Shape::block_tokens x 64 (the stage's two K halves); maps.w: W's bytes in
+// boxes of 128 x 128.
+template <class Shape>
+__device__ __forceinline__ void xpass_producer_loop(const Params& p, const XPassRingOf<Shape>& ring, const TensorMaps& maps) {
+  producer_loop<Shape>(p, ring, [&](int s, int k0, int x_row, int w_row) {
     ptx::tma_load_2d(ring.x(s), &maps.x, k0, x_row, ring.full(s));
-    ptx::tma_load_2d(ring.x(s) + XPassShape::x_half_bytes, &maps.x, k0 + 64, x_row, ring.full(s));
+    ptx::tma_load_2d(ring.x(s) + Shape::x_half_bytes, &maps.x, k0 + 64, x_row, ring.full(s));
     ptx::tma_load_2d(ring.w(s), &maps.w, k0, w_row, ring.full(s));
   });
 }
@@ -136,7 +140,7 @@ __device__ __forceinline__ void convert_w_half_units(bool two_steps, const WUnit
 }
 
 // Each warp's arrival on stage s's `empty`: its W reads and its warpgroup's wgmma reads of X are done.
-__device__ __forceinline__ void release_stage(const XPassRing& ring, int s) {
+template <class Ring> __device__ __forceinline__ void release_stage(const Ring& ring, int s) {
   __syncwarp();
   if (threadIdx.x % 32 == 0) ptx::mbarrier_arrive(ring.empty(s));
 }

@@ -41,9 +41,9 @@ CONFIGS += [quantiser(r, c, axis, "round_up", "e5m2") for r, c in ((16384, 7168)
 
 def gemm(name, experts, n, k, order, persistent=True, stages=4, scheme="promote", tile_m=128, tile_n=64):
     transposed = scheme in ("transposed", "xpass", "xpass_f16")
-    # transposed: a producer warpgroup and 4 consumers at 16 or 32 tokens per tile, 2 at 64 or 128 (also on
-    # 128 x 128 tiles: tile_n 128).
-    warps = 4 * (1 + (4 if tile_m <= 32 else 2)) if transposed else 12
+    # transposed: a producer warpgroup and 4 consumers at 16 or 32 tokens per tile, 2 at 64 or 128; 2 on every
+    # 128-channel tile (tile_n 128: transposed's 128 x 128, xpass's, xpass_f16's at 16..128 tokens).
+    warps = 4 * (1 + (4 if tile_m <= 32 and tile_n == 64 else 2)) if transposed else 12
     spec = {"name": name, "command": COMMAND, "kind": "grouped_gemm", "dtype": "mxfp8", "n": n, "k": k,
             "layout": {"a": "row", "b": "col"},
             "tile": {"m": tile_m, "n": tile_n if transposed else 128, "k": 128}, "stages": stages,

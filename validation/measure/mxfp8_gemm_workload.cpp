@@ -39,7 +39,7 @@ kernels::Mxfp8GemmScheme scheme_of(const KernelSpec& s) {
 
 // The transposed scheme's warps: a producer warpgroup and four consumers at 16 or 32 tokens per
 // tile, two at 64 or 128 (kernels/mxfp8/mxfp8_transposed_kernel.cuh; 128 x 128 tiles: two too).
-int transposed_warps(int tile_m) { return 4 * (1 + (tile_m <= 32 ? 4 : 2)); }
+int transposed_warps(int tile_m, int tile_n) { return 4 * (1 + (tile_m <= 32 && tile_n == 64 ? 4 : 2)); }
 
 void check_spec(const KernelSpec& s) {
   const std::string& n = s.name;
@@ -51,10 +51,10 @@ void check_spec(const KernelSpec& s) {
   require(s.load == LoadPath::tma, n, "load", "the kernel loads with TMA; use \"tma\"");
   if (s.block_scale.scheme == BlockScaleScheme::transposed || s.block_scale.scheme == BlockScaleScheme::xpass ||
       s.block_scale.scheme == BlockScaleScheme::xpass_f16) {
-    const int warps = transposed_warps(s.tile.m);
+    const int warps = transposed_warps(s.tile.m, s.tile.n);
     require(s.warps == warps, n, "warps",
-            "the transposed kernel runs " + std::to_string(warps / 4) + " warpgroups at tile.m " +
-                std::to_string(s.tile.m) + "; use " + std::to_string(warps));
+            "the transposed kernel runs " + std::to_string(warps / 4) + " warpgroups at tile " +
+                std::to_string(s.tile.m) + " x " + std::to_string(s.tile.n) + "; use " + std::to_string(warps));
     require(s.cluster == 1, n, "cluster", "the transposed kernel runs no clusters; set \"cluster\": 1");
   } else {
     require(s.warps == kKernelWarps, n, "warps", "the kernel runs 3 warpgroups (1 producer, 2 consumers); use 12");

@@ -7,7 +7,8 @@
 # Steps: quick check, compute-sanitizer memcheck of it, full check, resources; the SASS of every kernel against
 # HEAD's build, the xpass_f16 consumer's SASS kept, sass_wgmma_branches.py; the stage rate twice (event times
 # only); the benchmark of every scheme with our bf16 and torch._scaled_mm interleaved, twice; the pre-registered
-# rule (rule.py); only if it adopts, the 9 xpass_f16 dataset twins (tilesim-measure, 25 runs, 3 warm-up).
+# rule (the fifth call's: narrow_rule.py against call3/); only if it adopts, the 9 xpass_f16 dataset twins
+# (tilesim-measure, 25 runs, 3 warm-up).
 # OUT_DIR/all.tgz holds it all.
 set -u -o pipefail
 bin="$(cd "${1:?usage: device_call.sh BIN_DIR OUT_DIR}" && pwd)"
@@ -50,7 +51,7 @@ for r in 1 2; do
     > "$run/bench_run$r.log" 2>&1
   echo "bench run $r exit $?"; tail -n 7 "$run/bench_run$r.log"
 done
-python3 "$here/rule.py" "$run" > "$run/rule.txt" 2>&1
+python3 "$here/narrow_rule.py" "$here/call3" "$run" > "$run/rule.txt" 2>&1
 cat "$run/rule.txt"
 if grep -q '^ADOPTED' "$run/rule.txt"; then
   {
