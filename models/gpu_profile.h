@@ -169,6 +169,8 @@ struct Mxfp8StageNs {
   std::vector<double> transposed;     // one per transposed_tile_m
   double xpass = 0;                   // 128 x 128 tile on bf16 X (the GEMM without its pass); 0 where not measured
   double xpass_f16 = 0;               // the same on f16 X, f16 wgmma (scheme xpass_f16); 0 where not measured
+  double xpass_f16_t16 = 0;           // xpass_f16's 16-token x 128-channel tile (decode); 0 where not measured
+  double xpass_f16_of(int tile_m) const { return tile_m == 128 ? xpass_f16 : tile_m == 16 ? xpass_f16_t16 : 0; }
   double transposed_of(int tile_m, int tile_n) const; // 0 where not measured
 };
 

@@ -12,7 +12,8 @@
 //  - xpass: the 128 x 128 transposed tile on X dequantised to bf16 by a pass before the GEMM
 //    (mxfp8_transposed_xpass_kernel.cuh): X's boxes are bf16 and carry no scales, W is converted alone;
 //  - xpass_f16: the same in f16 relative to a reference exponent a row (mxfp8_transposed_xpass_f16_kernel.cuh),
-//    its own stage figure; its pass also reads W's scales for W's rows' references.
+//    its own stage figures (128 x 128, and 16 tokens x 128 channels for few tokens an expert); its pass also reads
+//    W's scales for W's rows' references.
 // Every K step costs the SM what one 128-deep stage costs the kernel's CTA with its operands in L2,
 // measured by running the kernel itself at two depths (the profile's mxfp8_stage_ns, kernels/
 // mxfp8/mxfp8_stage_rate.cu): waits, scale loads, conversion or promotion, wgmma, barriers and
@@ -103,21 +104,22 @@ public:
       resources_.shared_memory_bytes += 2 * spec.tile.n * spec.tile.k * 2; // converted B, double-buffered
       break;
     case BlockScaleScheme::xpass:
-    case BlockScaleScheme::xpass_f16: // f16 wgmma: bf16's rate
-      if (spec.tile.m != 128 || spec.tile.n != kWideChannels || spec.tile.k != kStageK)
+    case BlockScaleScheme::xpass_f16: { // f16 wgmma: bf16's rate
+      const bool f16 = spec.block_scale.scheme == BlockScaleScheme::xpass_f16;
+      // xpass_f16's tile is 128 channels x 16, 32, 64 or 128 tokens (XPassF16Shape); xpass's 128 x 128 only.
+      const bool tokens = spec.tile.m == 128 || (f16 && (spec.tile.m == 16 || spec.tile.m == 32 || spec.tile.m == 64));
+      if (!tokens || spec.tile.n != kWideChannels || spec.tile.k != kStageK)
         throw SpecError(spec.source, "tile", "is " + std::to_string(spec.tile.m) + "x" + std::to_string(spec.tile.n) +
                                                "x" + std::to_string(spec.tile.k) + ", which the " +
                                                to_string(spec.block_scale.scheme) + " scheme's kernel is not built for",
-                        "use 128 x 128 x 128");
+                        f16 ? "use 16, 32, 64 or 128 tokens x 128 x 128" : "use 128 x 128 x 128");
       mma_cycles_ = 2.0 * outputs * spec.tile.k / gpu.tensor.bf16;
-      stage_ns = spec.block_scale.scheme == BlockScaleScheme::xpass ? measured.xpass : measured.xpass_f16;
-      {
-        const bool f16 = spec.block_scale.scheme == BlockScaleScheme::xpass_f16;
-        const double per_element =
-            kTransposedEpilogueInstructionsPerElement + (f16 ? kF16EpilogueExtraInstructionsPerElement : 0.0);
-        epilogue_cycles_ = per_element * outputs / (32.0 * gpu.sm.warp_schedulers);
-      }
+      stage_ns = f16 ? measured.xpass_f16_of(spec.tile.m) : measured.xpass;
+      const double per_element =
+          kTransposedEpilogueInstructionsPerElement + (f16 ? kF16EpilogueExtraInstructionsPerElement : 0.0);
+      epilogue_cycles_ = per_element * outputs / (32.0 * gpu.sm.warp_schedulers);
       break;
+    }
     case BlockScaleScheme::transposed: {
       const bool wide = spec.tile.n == kWideChannels && spec.tile.m == 128;
       if ((spec.tile.n != kTransposedChannels && !wide) || spec.tile.k != kStageK)

@@ -129,7 +129,22 @@ TEST_CASE("mxfp8 GEMM model: per 128-deep step, the MMA and the measured stage o
     j = transposed_json(64, 4);
     j["block_scale"]["scheme"] = "xpass_f16";
     CHECK_THROWS_WITH(model(j, h100), Catch::Contains("tile") && Catch::Contains("xpass_f16") &&
-                                          Catch::Contains("128 x 128 x 128"));
+                                          Catch::Contains("16, 32, 64 or 128 tokens x 128 x 128"));
+  }
+  SECTION("xpass_f16, 16 tokens x 128 channels: MMA 128, the stage 402.6 ns = 656.2 cycles, a 20 KB stage") {
+    nlohmann::json j = transposed_json(16, 8, 128);
+    j["warps"] = 12; // two consumers of 64 channels, as at 128 tokens
+    j["block_scale"]["scheme"] = "xpass_f16";
+    const auto m = model(j, h100);
+    CHECK(m->mma_cycles_per_k_step() == Approx(128)); // 2 x 16 x 128 x 128 at 4096 a cycle
+    CHECK(m->element_cycles_per_k_step() == Approx(656.2).epsilon(1e-4)); // 402.6 ns x 1630 MHz
+    CHECK(m->epilogue_cycles() == Approx((9.0 + 2.0) * 16 * 128 / 128));
+    CHECK(m->resources().shared_memory_bytes == 164864); // 8 x (16 x 128 x 2 of f16 X + 128 x 128 of W) + 1 KB
+    j["tile"]["m"] = 32; // built, but its stage not measured
+    CHECK_THROWS_WITH(model(j, h100), Catch::Contains("mxfp8_stage_ns") && Catch::Contains("32x128") &&
+                                          Catch::Contains("mxfp8_stage_rate"));
+    j["tile"]["m"] = 48;
+    CHECK_THROWS_WITH(model(j, h100), Catch::Contains("tile") && Catch::Contains("16, 32, 64 or 128 tokens"));
   }
   SECTION("transposed refuses a tile its kernel is not built for, and a tile_m without a measured stage") {
     CHECK_THROWS_WITH(model(transposed_json(16, 12, 128), h100), Catch::Contains("tile") && Catch::Contains("x 64 x 128"));
