@@ -86,7 +86,8 @@ int most_stages(int tile_tokens, int tile_channels, int step, XForm x_form = XFo
 std::string unsupported_reason(int tile_m, int tile_n, int tile_k, int stages, XForm x_form) {
   if (x_form != XForm::fp8) {
     const std::string scheme = x_form == XForm::bf16 ? "xpass" : "xpass_f16", x_type = x_form == XForm::bf16 ? "bf16" : "f16";
-    if (x_form == XForm::f16 && (tile_m != 16 && tile_m != 32 && tile_m != 64 && tile_m != 128 || tile_n != XPassShape::channels))
+    const bool f16_tokens = tile_m == 16 || tile_m == 32 || tile_m == 64 || tile_m == 128;
+    if (x_form == XForm::f16 && (!f16_tokens || tile_n != XPassShape::channels))
       return "tile " + std::to_string(tile_m) + " x " + std::to_string(tile_n) +
              " is not supported by the xpass_f16 scheme; use tile_m 16, 32, 64 or 128 (wgmma's N) and tile_n 128 (two "
              "consumers of 64 channels)";

@@ -209,7 +209,7 @@ __device__ __forceinline__ void xpass_f16_consumer_loop(const Params& p, const X
       ptx::mbarrier_wait(ring.full(s), cursor.phase);
       const uint32_t x_desc_lo = static_cast<uint32_t>(x_desc) + s * (Shape::x_bytes >> 4);
       xpass_f16_stage<Shape>(w_rows0 + s * Shape::w_bytes, ring, previous, current, refs, x_desc_lo, x_desc_hi, first,
-                      second, acc);
+                             second, acc);
       previous = s;
       cursor.advance(ring.stages);
     }
