@@ -46,7 +46,8 @@ SCHEMES = {"promote": 0, "dequantize": 1, "transposed": 2, "xpass": 3, "xpass_f1
 def mxfp8_candidates(tokens_per_expert):
     """Per scheme: (stages, order, persistent, tile_tokens, tile_channels); the tile only matters to transposed, whose
     tile is tile_tokens x 64 channels, or 128 x 128 (a token count of 16 takes 16-token tiles; more take 64 or 128), and
-    to xpass_f16, whose tile is 16 x 128 at 16 tokens, else 128 x 128."""
+    to xpass_f16, whose tile is 16 x 128 at 16 tokens, else 128 x 128 or 128 x 256 (two m64 blocks a consumer against
+    one X stage: half X's L2 bytes per MMA; at most 3 stages of 64 KB)."""
     fixed = {"promote": [(5, "grouped_m:8", True, 0, 0), (4, "grouped_m:4", True, 0, 0), (5, "serpentine", False, 0, 0)],
              "dequantize": [(3, "grouped_m:8", True, 0, 0), (3, "grouped_m:4", True, 0, 0),
                             (3, "serpentine", False, 0, 0)]}
@@ -62,7 +63,8 @@ def mxfp8_candidates(tokens_per_expert):
         fixed["xpass_f16"] = [(8, "row_major", True, 16, 128), (11, "row_major", True, 16, 128),
                               (8, "serpentine", False, 16, 128)]
     else:
-        fixed["xpass_f16"] = list(fixed["xpass"])
+        fixed["xpass_f16"] = list(fixed["xpass"]) + [(3, "row_major", True, 128, 256), (3, "grouped_m:4", True, 128, 256),
+                                                     (2, "grouped_m:4", True, 128, 256)]
     return fixed
 
 
@@ -176,13 +178,16 @@ def shape_record(name, tokens, n, k, bf16_cfg, libs, reps, warmup):
     tile_n, stages, order, persistent = bf16_cfg
     bf16 = Handle(gg_lib, "tilesim_grouped_gemm",
                   [experts, tok, n, k, tile_n, stages, int(persistent), order.encode(), ptr(x), ptr(w), ptr(y_bf), sms])
-    candidates = {f"{scheme}/{f't{t}/' if t else ''}{'n128/' if c == 128 else ''}s{s}/{o}/{'persistent' if p else 'grid'}":
+    candidates = {f"{scheme}/{f't{t}/' if t else ''}{f'n{c}/' if c >= 128 else ''}s{s}/{o}/{'persistent' if p else 'grid'}":
                   mxfp8(scheme, s, o, p, t, c)
                   for scheme, configs in mxfp8_candidates(tokens[0]).items() for s, o, p, t, c in configs}
     selection = interleaved_medians(candidates, max(5, reps // 3), warmup)
     best = {scheme: min((c for c in selection if c.startswith(scheme + "/")), key=selection.get) for scheme in SCHEMES}
     ours = {scheme: candidates[best[scheme]] for scheme in SCHEMES}
     faster = min(SCHEMES, key=lambda scheme: selection[best[scheme]])
+    # xpass_f16's best 128 x 128 and best 128 x 256 candidates, both timed in the interleaved round below.
+    f16_tiles = {c: min((k for k in selection if k.startswith("xpass_f16/") and f"/n{c}/" in k), key=selection.get,
+                        default=None) for c in (128, 256)}
 
     # Accuracy first, on this run's outputs.
     for run in list(ours.values()) + [bf16]:
@@ -205,6 +210,7 @@ def shape_record(name, tokens, n, k, bf16_cfg, libs, reps, warmup):
            "xpass_f16_gemm": ours["xpass_f16"].gemm_only, "bf16": bf16,
            "scaled_mm": lambda: torch._scaled_mm(x8, w8.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16),
            "layer_mxfp8": lambda: (quantize_x(), ours[faster]()), "quantize_x": quantize_x}
+    fns.update({f"xpass_f16_n{c}": candidates[k] for c, k in f16_tiles.items() if k is not None})
     med = interleaved_medians(fns, reps, warmup)
     for h in list(candidates.values()) + [bf16]:
         h.close()
@@ -222,6 +228,8 @@ def shape_record(name, tokens, n, k, bf16_cfg, libs, reps, warmup):
         "quantize_x_ms": round(med["quantize_x"], 4), "layer_vs_bf16": round(med["bf16"] / med["layer_mxfp8"], 3),
         "xpass_gemm_only_ms": round(med["xpass_gemm"], 4), "xpass_f16_gemm_only_ms": round(med["xpass_f16_gemm"], 4),
         "selection_round_tflops": {c: tflops(v) for c, v in selection.items()},
+        "xpass_f16_by_tile": {f"n{c}": {"config": k, "median_ms": round(med[f"xpass_f16_n{c}"], 4)}
+                              for c, k in f16_tiles.items() if k is not None},
         "accuracy": accuracy,
     })
     return record

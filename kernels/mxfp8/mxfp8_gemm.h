@@ -39,7 +39,8 @@ struct Mxfp8GemmProblem {
                                       // (xpass_f16 at 16, 32, 64 tokens: 2..11, 2..9, 2..7)
   int tile_tokens = 16;               // transposed only: tokens per tile (wgmma's N), 16, 32, 64 or 128 (xpass: 128,
                                       // xpass_f16: 16, 32, 64 or 128)
-  int tile_channels = 64;             // transposed only: channels per tile, 64, or 128 with 128 tokens (xpass(_f16): 128)
+  int tile_channels = 64;             // transposed only: channels per tile, 64, or 128 with 128 tokens (xpass: 128,
+                                      // xpass_f16: 128, or 256 with 128 tokens)
   Mxfp8GemmScheme scheme = Mxfp8GemmScheme::promote;
   bool persistent = true;
   LaunchOrder order{};

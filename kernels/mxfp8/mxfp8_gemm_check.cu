@@ -489,6 +489,24 @@ int main(int argc, char** argv) {
       {"xpass_f16 64 tokens E=3 n=192 k=768 column_major 7 stages", {64, 100, 1}, 192, 768, "column_major", true, 7,
        Scales::moderate, true, xh, 64, 128},
   };
+  // The 256-channel tile (two m64 blocks a consumer against one X stage): xpass's cases again at 2 or 3 stages (its
+  // ring's most), the 22-binade rows, and n = 384 / 200, where a tile's second consumer (or its second block) lies
+  // wholly or partly past n.
+  std::vector<std::string> wide_names;
+  for (const Case& c : xpass_cases) wide_names.push_back(std::string("xpass_f16 128x256") + (c.name + 5));
+  std::vector<Case> f16_wide_cases = xpass_cases;
+  for (std::size_t i = 0; i < f16_wide_cases.size(); ++i) {
+    f16_wide_cases[i].scheme = xh;
+    f16_wide_cases[i].name = wide_names[i].c_str();
+    f16_wide_cases[i].tile_channels = 256;
+    f16_wide_cases[i].stages = std::min(f16_wide_cases[i].stages, 3);
+  }
+  f16_wide_cases.push_back({"xpass_f16 128x256 rows spanning 22 binades E=3 n=256 k=1024 3 persistent CTAs",
+                            {128, 130, 70}, 256, 1024, "grouped_m:4", true, 3, Scales::span22, true, xh, 128, 256, 3});
+  f16_wide_cases.push_back({"xpass_f16 128x256 E=3 n=384 k=1024 hilbert 2 persistent CTAs", {128, 200, 57}, 384, 1024,
+                            "hilbert", true, 3, Scales::moderate, true, xh, 128, 256, 2});
+  f16_wide_cases.push_back({"xpass_f16 128x256 NaN elements E=2 n=200 k=768 one tile per CTA", {90, 128}, 200, 768,
+                            "row_major", false, 2, Scales::nan_elements, true, xh, 128, 256});
   std::mt19937_64 rng(20);
   bool ok = conversion_every_byte();
   ok = f16_conversion_every_byte() && ok;
@@ -504,6 +522,8 @@ int main(int argc, char** argv) {
     if (!quick || c.quick) ok = run_case(c, sms, rng) && ok;
   for (const Case& c : f16_narrow_cases)
     if (!quick || c.quick) ok = run_case(c, sms, rng) && ok;
+  for (const Case& c : f16_wide_cases)
+    if (!quick || c.quick) ok = run_case(c, sms, rng) && ok;
   ok = refuses(1000, 4, "multiple of 32") && ok;
   ok = refuses(544, 4, "multiple of 128") && ok;
   ok = refuses(1024, 6, "stages = 6") && ok;
@@ -517,6 +537,8 @@ int main(int argc, char** argv) {
   ok = refuses(1024, 4, "not supported by the xpass_f16 scheme; use tile_m 16, 32, 64 or 128", xh, 128, 64) && ok;
   ok = refuses(1024, 4, "not supported by the xpass_f16 scheme; use tile_m 16, 32, 64 or 128", xh, 48, 128) && ok;
   ok = refuses(1024, 12, "not supported by the xpass_f16 scheme; use 2..11", xh, 16, 128) && ok;
+  ok = refuses(1024, 4, "not supported by the xpass_f16 scheme; use 2..3 (a stage is 32 KB", xh, 128, 256) && ok;
+  ok = refuses(1024, 3, "or 128 x 256 (two consumers of 128 channels)", xh, 64, 256) && ok;
   std::printf("%s\n", ok ? "PASS" : "FAIL");
   return ok ? 0 : 1;
 }

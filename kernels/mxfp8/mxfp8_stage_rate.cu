@@ -5,7 +5,8 @@
 // no dataset shape is used.
 //
 // Per variant: one tile row of tokens and a few SMs' worth of tile columns (16 CTAs of 128 x 128
-// for promote, dequantize (clusters of two), transposed 128 x 128, xpass and xpass_f16 (its 16-token tile too); 33 of tile_tokens x 64 for
+// for promote, dequantize (clusters of two), transposed 128 x 128, xpass and xpass_f16 (its 16-token tile too), 8 of
+// xpass_f16's 128 x 256; 33 of tile_tokens x 64 for
 // transposed), run at two depths, 8 and 64 stages, with every operand L2-resident (W at most 17 MB at the deeper
 // one; five warm-up launches), CUDA events around each launch, median of --reps. The 56 extra
 // stages of the deeper run cost (t(K2) - t(K1)) / 56 per CTA; the launch, the first loads and the
@@ -179,7 +180,7 @@ int main(int argc, char** argv) {
       {"transposed", S::transposed, 128, 128, 4}, {"xpass", S::xpass, 128, 128, 4},
       {"xpass", S::xpass, 128, 128, 3},           {"xpass_f16", S::xpass_f16, 128, 128, 4},
       {"xpass_f16", S::xpass_f16, 128, 128, 3},   {"xpass_f16", S::xpass_f16, 16, 128, 8},
-      {"xpass_f16", S::xpass_f16, 16, 128, 11},
+      {"xpass_f16", S::xpass_f16, 16, 128, 11},  {"xpass_f16", S::xpass_f16, 128, 256, 3},
   };
   std::printf(
       "{\n \"gpu\": \"%s\",\n \"sms\": %d,\n \"reps\": %d,\n \"counted\": %d,\n \"unit\": "
@@ -189,7 +190,7 @@ int main(int argc, char** argv) {
   bool first = true;
   try {
     for (const Variant& v : variants) {
-      const int ctas = v.tile_n == 64 ? sms / 4 : 16; // W at most 17 MB at the deeper run: L2-resident
+      const int ctas = v.tile_n == 64 ? sms / 4 : 2048 / v.tile_n; // W at most 17 MB at the deeper run: L2-resident
       const int k1 = 8 * kStageK, k2 = 64 * kStageK;
       const Timing t1 = time_launches(v, k1, ctas, sms, reps, counted);
       const Timing t2 = time_launches(v, k2, ctas, sms, reps, counted);

@@ -5,6 +5,7 @@
 
 #include "kernels/mxfp8/mxfp8_transposed_wide_kernel.cuh"
 #include "kernels/mxfp8/mxfp8_transposed_xpass_f16_kernel.cuh"
+#include "kernels/mxfp8/mxfp8_transposed_xpass_f16_wide_kernel.cuh"
 #include "kernels/mxfp8/mxfp8_transposed_xpass_kernel.cuh"
 
 #include <algorithm>
@@ -49,10 +50,12 @@ template <int T> using Narrow = Instance<TileShape<T>, mxfp8_transposed_kernel<T
 using Wide = Instance<WideShape, mxfp8_transposed_wide_kernel>;
 using XPass = Instance<XPassShape, mxfp8_transposed_xpass_kernel>;
 template <int T> using XPassF16 = Instance<XPassF16Shape<T>, mxfp8_transposed_xpass_f16_kernel<T>>;
+using XPassF16Wide = Instance<XPassF16WideShape, mxfp8_transposed_xpass_f16_wide_kernel>;
 
 template <class F> auto dispatch(int tile_tokens, int tile_channels, XForm x_form, F&& f) {
   if (x_form == XForm::bf16) return f(XPass{});
   if (x_form == XForm::f16) {
+    if (tile_channels == XPassF16WideShape::channels) return f(XPassF16Wide{});
     switch (tile_tokens) {
     case 16: return f(XPassF16<16>{});
     case 32: return f(XPassF16<32>{});
@@ -87,10 +90,11 @@ std::string unsupported_reason(int tile_m, int tile_n, int tile_k, int stages, X
   if (x_form != XForm::fp8) {
     const std::string scheme = x_form == XForm::bf16 ? "xpass" : "xpass_f16", x_type = x_form == XForm::bf16 ? "bf16" : "f16";
     const bool f16_tokens = tile_m == 16 || tile_m == 32 || tile_m == 64 || tile_m == 128;
-    if (x_form == XForm::f16 && (!f16_tokens || tile_n != XPassShape::channels))
+    const bool f16_wide = tile_m == XPassF16WideShape::block_tokens && tile_n == XPassF16WideShape::channels;
+    if (x_form == XForm::f16 && !f16_wide && (!f16_tokens || tile_n != XPassShape::channels))
       return "tile " + std::to_string(tile_m) + " x " + std::to_string(tile_n) +
              " is not supported by the xpass_f16 scheme; use tile_m 16, 32, 64 or 128 (wgmma's N) and tile_n 128 (two "
-             "consumers of 64 channels)";
+             "consumers of 64 channels), or 128 x 256 (two consumers of 128 channels)";
     if (x_form == XForm::bf16 && (tile_m != XPassShape::block_tokens || tile_n != XPassShape::channels))
       return "tile " + std::to_string(tile_m) + " x " + std::to_string(tile_n) + " is not supported by the " + scheme +
              " scheme; use tile_m 128 and tile_n 128 (two consumers of 64 channels)";
@@ -99,7 +103,7 @@ std::string unsupported_reason(int tile_m, int tile_n, int tile_k, int stages, X
     const int most = most_stages(tile_m, tile_n, 1, x_form);
     if (stages < 2 || stages > most)
       return "stages = " + std::to_string(stages) + " is not supported by the " + scheme + " scheme; use 2.." +
-             std::to_string(most) + " (a stage is 16 KB of FP8 W and " + std::to_string(tile_m / 4) + " KB of " + x_type +
+             std::to_string(most) + " (a stage is " + std::to_string(tile_n / 8) + " KB of FP8 W and " + std::to_string(tile_m / 4) + " KB of " + x_type +
              " X)";
     return {};
   }
