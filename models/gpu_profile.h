@@ -170,7 +170,11 @@ struct Mxfp8StageNs {
   double xpass = 0;                   // 128 x 128 tile on bf16 X (the GEMM without its pass); 0 where not measured
   double xpass_f16 = 0;               // the same on f16 X, f16 wgmma (scheme xpass_f16); 0 where not measured
   double xpass_f16_t16 = 0;           // xpass_f16's 16-token x 128-channel tile (decode); 0 where not measured
-  double xpass_f16_of(int tile_m) const { return tile_m == 128 ? xpass_f16 : tile_m == 16 ? xpass_f16_t16 : 0; }
+  double xpass_f16_n256 = 0;          // xpass_f16's 128-token x 256-channel tile; 0 where not measured
+  double xpass_f16_of(int tile_m, int tile_n) const {
+    if (tile_n == 256) return tile_m == 128 ? xpass_f16_n256 : 0;
+    return tile_m == 128 ? xpass_f16 : tile_m == 16 ? xpass_f16_t16 : 0;
+  }
   double transposed_of(int tile_m, int tile_n) const; // 0 where not measured
 };
 

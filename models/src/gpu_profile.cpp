@@ -47,7 +47,8 @@ constexpr std::string_view kTiledGemmKeys[] = {"epilogue_cycles_per_output_kib",
 constexpr std::string_view kDequantKeys[] = {"prmt", "cvt"};
 constexpr std::string_view kBlockCycleKeys[] = {"tile_m", "tile_k", "prmt", "cvt", "prmt_group_scales", "cvt_group_scales"};
 constexpr std::string_view kMxfp8StageKeys[] = {"promote", "dequantize", "transposed_tile_m", "transposed_tile_n",
-                                                 "transposed", "xpass", "xpass_f16", "xpass_f16_t16"};
+                                                 "transposed", "xpass", "xpass_f16", "xpass_f16_t16",
+                                                 "xpass_f16_n256"};
 constexpr std::string_view kPowerKeys[] = {"max_limit_w", "clock_independent_w"};
 constexpr std::string_view kSourcedKeys[] = {"value", "source"};
 
@@ -151,8 +152,8 @@ MixedInputBlockCycles mixed_input_block_cycles(const JsonFields& profile) {
 }
 
 // "mxfp8_stage_ns": {"value": {"promote": t, "dequantize": t, "transposed_tile_m": [...],
-// "transposed_tile_n": [...] (optional: all 64), "transposed": [...], "xpass": t, "xpass_f16": t, "xpass_f16_t16": t
-// (the three optional)},
+// "transposed_tile_n": [...] (optional: all 64), "transposed": [...], "xpass": t, "xpass_f16": t, "xpass_f16_t16": t,
+// "xpass_f16_n256": t (the four optional)},
 // "source": ...}:
 // ns per 128-deep K stage, one transposed figure per tile (tile_m, tile_n).
 Mxfp8StageNs mxfp8_stage_ns(const JsonFields& profile) {
@@ -187,6 +188,7 @@ Mxfp8StageNs mxfp8_stage_ns(const JsonFields& profile) {
   if (table.has("xpass")) t.xpass = table.number("xpass", 1e-3, 1e6);
   if (table.has("xpass_f16")) t.xpass_f16 = table.number("xpass_f16", 1e-3, 1e6);
   if (table.has("xpass_f16_t16")) t.xpass_f16_t16 = table.number("xpass_f16_t16", 1e-3, 1e6);
+  if (table.has("xpass_f16_n256")) t.xpass_f16_n256 = table.number("xpass_f16_n256", 1e-3, 1e6);
   return t;
 }
 

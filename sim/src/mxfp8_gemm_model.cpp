@@ -12,7 +12,8 @@
 //  - xpass: the 128 x 128 transposed tile on X dequantised to bf16 by a pass before the GEMM
 //    (mxfp8_transposed_xpass_kernel.cuh): X's boxes are bf16 and carry no scales, W is converted alone;
 //  - xpass_f16: the same in f16 relative to a reference exponent a row (mxfp8_transposed_xpass_f16_kernel.cuh),
-//    its own stage figures (128 x 128, and 16 tokens x 128 channels for few tokens an expert); its pass also reads
+//    its own stage figures (128 x 128, 16 tokens x 128 channels for few tokens an expert, and 128 x 256:
+//    mxfp8_transposed_xpass_f16_wide_kernel.cuh); its pass also reads
 //    W's scales for W's rows' references.
 // Every K step costs the SM what one 128-deep stage costs the kernel's CTA with its operands in L2,
 // measured by running the kernel itself at two depths (the profile's mxfp8_stage_ns, kernels/
@@ -106,15 +107,18 @@ public:
     case BlockScaleScheme::xpass:
     case BlockScaleScheme::xpass_f16: { // f16 wgmma: bf16's rate
       const bool f16 = spec.block_scale.scheme == BlockScaleScheme::xpass_f16;
-      // xpass_f16's tile is 128 channels x 16, 32, 64 or 128 tokens (XPassF16Shape); xpass's 128 x 128 only.
+      // xpass_f16's tile is 128 channels x 16, 32, 64 or 128 tokens (XPassF16Shape), or 128 tokens x 256 channels
+      // (XPassF16WideShape); xpass's 128 x 128 only.
       const bool tokens = spec.tile.m == 128 || (f16 && (spec.tile.m == 16 || spec.tile.m == 32 || spec.tile.m == 64));
-      if (!tokens || spec.tile.n != kWideChannels || spec.tile.k != kStageK)
+      const bool f16_wide = f16 && spec.tile.m == 128 && spec.tile.n == 2 * kWideChannels;
+      const bool built = (tokens && spec.tile.n == kWideChannels) || f16_wide;
+      if (!built || spec.tile.k != kStageK)
         throw SpecError(spec.source, "tile", "is " + std::to_string(spec.tile.m) + "x" + std::to_string(spec.tile.n) +
                                                "x" + std::to_string(spec.tile.k) + ", which the " +
                                                to_string(spec.block_scale.scheme) + " scheme's kernel is not built for",
-                        f16 ? "use 16, 32, 64 or 128 tokens x 128 x 128" : "use 128 x 128 x 128");
+                        f16 ? "use 16, 32, 64 or 128 tokens x 128 x 128, or 128 x 256 x 128" : "use 128 x 128 x 128");
       mma_cycles_ = 2.0 * outputs * spec.tile.k / gpu.tensor.bf16;
-      stage_ns = f16 ? measured.xpass_f16_of(spec.tile.m) : measured.xpass;
+      stage_ns = f16 ? measured.xpass_f16_of(spec.tile.m, spec.tile.n) : measured.xpass;
       const double per_element =
           kTransposedEpilogueInstructionsPerElement + (f16 ? kF16EpilogueExtraInstructionsPerElement : 0.0);
       epilogue_cycles_ = per_element * outputs / (32.0 * gpu.sm.warp_schedulers);

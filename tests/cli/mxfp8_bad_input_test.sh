@@ -60,6 +60,8 @@ transposed 64 64 4 xpass_f16
 transposed 128 128 4 xpass_f16
 transposed 16 128 8 xpass_f16
 transposed 32 128 8 xpass_f16
+transposed 128 256 3 xpass_f16
+transposed 128 256 4 xpass_f16
 expect "gemm k not a multiple of 32" "k: is 1000, not a multiple of 32" simulate --gpu h100 --kernel "$work/k1000.json"
 expect "gemm scale block 16" "block_scale.block: is 16" simulate --gpu h100 --kernel "$work/block16.json"
 expect "gemm element e2m1" "block_scale.element: unknown value 'e2m1'" simulate --gpu h100 --kernel "$work/e2m1gemm.json"
@@ -75,6 +77,9 @@ expect "xpass_f16 scheme on a 64 x 64 tile" "tile: is 64x64x128, which the xpass
 sed 's/, "xpass_f16": 603.7//' "$src/models/gpus/h100_sxm.json" >"$work/no_xpass_f16_stage.json"
 expect "profile without the xpass_f16 stage" "mxfp8_stage_ns: has no stage cost for the xpass_f16 scheme" simulate --gpu "$work/no_xpass_f16_stage.json" --kernel "$work/xpass_f16_128x128_s4.json"
 expect "xpass_f16 32 x 128 tile, its stage not measured" "mxfp8_stage_ns: has no stage cost for the xpass_f16 scheme at tile 32x128" simulate --gpu h100 --kernel "$work/xpass_f16_32x128_s8.json"
+expect "xpass_f16 128 x 256 tile, 4 stages" "stages: 4 stages of a 128x256x128 tile need 263168 bytes" simulate --gpu h100 --kernel "$work/xpass_f16_128x256_s4.json"
+sed 's/, "xpass_f16_n256": 1205.1//' "$src/models/gpus/h100_sxm.json" >"$work/no_xpass_f16_n256_stage.json"
+expect "profile without the xpass_f16 128 x 256 stage" "mxfp8_stage_ns: has no stage cost for the xpass_f16 scheme at tile 128x256" simulate --gpu "$work/no_xpass_f16_n256_stage.json" --kernel "$work/xpass_f16_128x256_s3.json"
 # A profile whose 128 x 128 stage figure lost its channel count: the lists no longer pair up.
 sed 's/"transposed_tile_n": \[64, 64, 64, 64, 128\]/"transposed_tile_n": [64, 128]/' "$src/models/gpus/h100_sxm.json" >"$work/short_tile_n.json"
 expect "profile with a short transposed_tile_n" "mxfp8_stage_ns.value.transposed_tile_n: has 2 entries for 5 transposed_tile_m" simulate --gpu "$work/short_tile_n.json" --kernel "$work/transposed_128x128_s4.json"
@@ -86,7 +91,7 @@ if ! timeout 120 "$tilesim" simulate --gpu h100 --kernel "$work/xpass_128x128_s4
   echo "FAIL the xpass 128 x 128 spec at 4 stages does not simulate"
   failures=$((failures + 1))
 fi
-for spec in xpass_f16_128x128_s4 xpass_f16_16x128_s8; do
+for spec in xpass_f16_128x128_s4 xpass_f16_16x128_s8 xpass_f16_128x256_s3; do
   if ! timeout 120 "$tilesim" simulate --gpu h100 --kernel "$work/$spec.json" >/dev/null 2>&1; then
     echo "FAIL the $spec spec does not simulate"
     failures=$((failures + 1))

@@ -146,6 +146,23 @@ TEST_CASE("mxfp8 GEMM model: per 128-deep step, the MMA and the measured stage o
     j["tile"]["m"] = 48;
     CHECK_THROWS_WITH(model(j, h100), Catch::Contains("tile") && Catch::Contains("16, 32, 64 or 128 tokens"));
   }
+  SECTION("xpass_f16, 128 tokens x 256 channels: MMA 2048, the stage 1205.1 ns = 1964.3 cycles, 64 KB stages") {
+    nlohmann::json j = transposed_json(128, 3, 256);
+    j["block_scale"]["scheme"] = "xpass_f16";
+    const auto m = model(j, h100);
+    CHECK(m->mma_cycles_per_k_step() == Approx(2048)); // 2 x 128 x 256 x 128 at 4096 a cycle
+    CHECK(m->element_cycles_per_k_step() == Approx(1964.3).epsilon(1e-4)); // 1205.1 ns x 1630 MHz
+    CHECK(m->epilogue_cycles() == Approx((9.0 + 2.0) * 128 * 256 / 128));
+    CHECK(m->resources().shared_memory_bytes == 197632); // 3 x (128 x 128 x 2 of f16 X + 256 x 128 of W) + 1 KB
+    j["stages"] = 4; // 263168 > 232448
+    CHECK_THROWS_AS(model(j, h100), SpecError);
+    j = transposed_json(64, 3, 256); // 256 channels at 128 tokens only
+    j["block_scale"]["scheme"] = "xpass_f16";
+    CHECK_THROWS_WITH(model(j, h100), Catch::Contains("tile") && Catch::Contains("or 128 x 256 x 128"));
+    j = transposed_json(128, 3, 256);
+    j["block_scale"]["scheme"] = "xpass"; // xpass has no 256-channel kernel
+    CHECK_THROWS_WITH(model(j, h100), Catch::Contains("tile") && Catch::Contains("use 128 x 128 x 128"));
+  }
   SECTION("transposed refuses a tile its kernel is not built for, and a tile_m without a measured stage") {
     CHECK_THROWS_WITH(model(transposed_json(16, 12, 128), h100), Catch::Contains("tile") && Catch::Contains("x 64 x 128"));
     CHECK_THROWS_WITH(model(transposed_json(48, 12), h100),
