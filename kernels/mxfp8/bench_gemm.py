@@ -14,6 +14,8 @@ CUDA events around each call from an idle GPU, `--warmup` untimed rounds, median
         per tile) in a separate selection round first (dequantize runs 3 stages only: its bf16 copies of W take the rest
         of shared memory); xpass timed as the layer runs it, its pass over X and its GEMM together;
   xpass_gemm, xpass_f16_gemm: the GEMM kernel alone (on the X of the pass before), so the pass's share is read beside it;
+  xpass_f16_n128, xpass_f16_n256: xpass_f16's best candidate of each tile width (pass + GEMM; `xpass_f16_by_tile`),
+        so that the two tiles are compared in one interleaved round;
   bf16: our grouped GEMM (kernels/grouped_gemm, the configuration its own benchmark chose per shape,
         validation/data/h100/bench_grouped_gemm.json) on the unquantised bf16 X and W;
   scaled_mm: torch._scaled_mm of X and one expert's W as E4M3 with per-tensor scales, the
