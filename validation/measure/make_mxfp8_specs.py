@@ -55,6 +55,8 @@ def gemm(name, experts, n, k, order, persistent=True, stages=4, scheme="promote"
         spec["experts"] = experts
     mode = "p" if persistent else "g"
     suffix = {"promote": "", "dequantize": "_deq", "transposed": "_tr", "xpass": "_xp", "xpass_f16": "_xh"}[scheme]
+    if scheme == "xpass_f16" and tile_n == 256:
+        suffix = "_xw"
     tile = (f"_t{tile_m}" + (f"n{tile_n}" if tile_n != 64 else "")) if scheme == "transposed" else ""
     return f"g_{name}{tile}_s{stages}_{mode}_{order.replace(':', '')}{suffix}", spec
 
@@ -137,6 +139,19 @@ XPASS_CONFIGS = [
 ]
 CONFIGS += [gemm(*args, **options, scheme=scheme, tile_m=128, tile_n=128)
             for scheme in ("xpass", "xpass_f16") for args, options in XPASS_CONFIGS]
+
+# xpass_f16's 128 x 256 tile ("_xw", mxfp8_transposed_xpass_f16_wide_kernel.cuh): twins of the _xh configurations
+# the sixth call's benchmark ran it on (the compute-bound shapes and E = 128 x 128), at 3 stages (4 do not fit in
+# shared memory); the orders are the twins' own, so each _xw file compares with its _xh one.
+WIDE_CONFIGS = [
+    ("e128x128", [128] * 128, 2048, 7168, "row_major"),
+    ("zipf64", ZIPF, 2048, 7168, "grouped_m:8"),
+    ("e64x512", [512] * 64, 2048, 7168, "grouped_m:4"),
+    ("dense4096", [4096], 4096, 4096, "grouped_m:8"),
+    ("dense8192", [8192], 8192, 8192, "grouped_m:8"),
+    ("e8x2048_n4096", [2048] * 8, 4096, 7168, "grouped_m:4"),
+]
+CONFIGS += [gemm(*args, stages=3, scheme="xpass_f16", tile_m=128, tile_n=256) for args in WIDE_CONFIGS]
 
 if __name__ == "__main__":
     SPECS.mkdir(parents=True, exist_ok=True)
