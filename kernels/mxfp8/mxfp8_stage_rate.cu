@@ -4,14 +4,16 @@
 // from DRAM. The simulator's mxfp8_gemm model charges this per K step (sim/src/mxfp8_gemm_model.cpp);
 // no dataset shape is used.
 //
-// Per variant: one tile row of tokens and a few SMs' worth of tile columns (16 CTAs of 128 x 128
+// Per variant, by default (--ctas few): one tile row of tokens and a few SMs' worth of tile columns (16 CTAs of 128 x 128
 // for promote, dequantize (clusters of two), transposed 128 x 128, xpass and xpass_f16 (its 16-token tile too), 8 of
 // xpass_f16's 128 x 256; 33 of tile_tokens x 64 for
 // transposed), run at two depths, 8 and 64 stages, with every operand L2-resident (W at most 17 MB at the deeper
 // one; five warm-up launches), CUDA events around each launch, median of --reps. The 56 extra
 // stages of the deeper run cost (t(K2) - t(K1)) / 56 per CTA; the launch, the first loads and the
-// epilogue cancel. What is measured is each SM's own warps, which do not depend on how many SMs
-// run. Launches of the same problems are then counted with CUPTI's range profiler (--counted of them
+// epilogue cancel. --ctas chip instead runs one tile per SM on every SM (rows x columns of tiles, e.g.
+// 12 x 11 on 132 SMs, so W and X stay L2-resident at depth; the deeper run has at most 64 stages and at most
+// 24 MiB of W and X read, `l2_bytes_k2`): the same stage with the whole chip's clock and L2 paths busy,
+// as in a GEMM, but no DRAM (kernels/mxfp8/NOTES.md, "The stage with the whole chip busy"). Launches of the same problems are then counted with CUPTI's range profiler (--counted of them
 // at each depth; --counted 0 skips it and leaves the cycle fields out): sm__cycles_elapsed.max, the SM
 // cycles the launch spans, gives cycles_per_stage the same way
 // ((c(K2) - c(K1)) / 56, medians), whatever clock the launch ran at, and
@@ -23,6 +25,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -90,29 +93,31 @@ template <class T> T median(std::vector<T> v) {
 
 struct Timing {
   float ms = 0;         // median event time
+  int grid = 0;         // CTAs the launch runs
   double cycles = 0;    // median SM cycles the launch spans (CUPTI)
   double clock_mhz = 0; // median SM clock over those launches (CUPTI)
 };
 
-// Median event time of `reps` launches of the variant K deep over `ctas` tile columns, then the
+// Median event time of `reps` launches of the variant K deep over `rows` x `cols` tiles, then the
 // median cycles and clock of `counted` launches under CUPTI's range profiler.
-Timing time_launches(const Variant& v, int k, int ctas, int sms, int reps, int counted) {
+Timing time_launches(const Variant& v, int k, int rows, int cols, int sms, int reps, int counted) {
   tk::Mxfp8GemmProblem p;
-  p.tokens_per_expert = {v.tile_m};
-  p.n = ctas * v.tile_n;
+  p.tokens_per_expert = {rows * v.tile_m};
+  p.n = cols * v.tile_n;
   p.k = k;
   p.stages = v.stages;
   p.scheme = v.value;
   p.tile_tokens = v.tile_m;
   p.tile_channels = v.tile_n;
   p.order = tilesim::parse_launch_order("row_major");
-  const Operand x(v.tile_m, k, 1), w(static_cast<std::size_t>(p.n), k, 2);
+  const Operand x(static_cast<std::size_t>(rows) * v.tile_m, k, 1), w(static_cast<std::size_t>(p.n), k, 2);
   void* y = nullptr;
-  check(cudaMalloc(&y, static_cast<std::size_t>(v.tile_m) * p.n * 2), "cudaMalloc(Y)");
+  check(cudaMalloc(&y, static_cast<std::size_t>(rows) * v.tile_m * p.n * 2), "cudaMalloc(Y)");
   std::vector<float> ms;
   Timing out;
   {
     tk::Mxfp8GroupedGemm gemm(p, x.elements, x.scales, w.elements, w.scales, y, sms);
+    out.grid = gemm.grid_size();
     cudaEvent_t start, stop;
     check(cudaEventCreate(&start), "cudaEventCreate");
     check(cudaEventCreate(&stop), "cudaEventCreate");
@@ -148,16 +153,29 @@ Timing time_launches(const Variant& v, int k, int ctas, int sms, int reps, int c
 
 } // namespace
 
+// W's and X's bytes (elements and E8M0 scales) the GEMM reads in one K stage of rows x cols tiles:
+// xpass and xpass_f16 read their pass's 16-bit X and no X scales.
+double stage_bytes(const Variant& v, int rows, int cols) {
+  const bool wide_x = v.value == tk::Mxfp8GemmScheme::xpass || v.value == tk::Mxfp8GemmScheme::xpass_f16;
+  const double w = double(cols) * v.tile_n * kStageK * (1 + 1.0 / 32);
+  const double x = double(rows) * v.tile_m * kStageK * (wide_x ? 2 : 1 + 1.0 / 32);
+  return w + x;
+}
+
 int main(int argc, char** argv) {
   int reps = 50, counted = 11;
+  bool chip = false;
   for (int i = 1; i < argc; i += 2) {
     const int value = i + 1 < argc ? std::atoi(argv[i + 1]) : 0;
-    if (!std::strcmp(argv[i], "--reps") && value > 0)
+    if (!std::strcmp(argv[i], "--ctas") && i + 1 < argc &&
+        (!std::strcmp(argv[i + 1], "few") || !std::strcmp(argv[i + 1], "chip")))
+      chip = !std::strcmp(argv[i + 1], "chip");
+    else if (!std::strcmp(argv[i], "--reps") && value > 0)
       reps = value;
     else if (!std::strcmp(argv[i], "--counted") && i + 1 < argc && (value > 0 || !std::strcmp(argv[i + 1], "0")))
       counted = value;
     else {
-      std::fprintf(stderr, "mxfp8_stage_rate: bad option %s; use --reps N (N >= 1) and --counted N (N >= 0)\n",
+      std::fprintf(stderr, "mxfp8_stage_rate: bad option %s; use --reps N (N >= 1), --counted N (N >= 0) and --ctas few|chip\n",
                    argv[i]);
       return 1;
     }
@@ -183,23 +201,32 @@ int main(int argc, char** argv) {
       {"xpass_f16", S::xpass_f16, 16, 128, 11},  {"xpass_f16", S::xpass_f16, 128, 256, 3},
   };
   std::printf(
-      "{\n \"gpu\": \"%s\",\n \"sms\": %d,\n \"reps\": %d,\n \"counted\": %d,\n \"unit\": "
+      "{\n \"gpu\": \"%s\",\n \"sms\": %d,\n \"ctas_mode\": \"%s\",\n \"reps\": %d,\n \"counted\": %d,\n \"unit\": "
       "\"per CTA: one 128-deep K stage of the tile, operands L2-resident; cycles and clock from CUPTI (%s, %s)\",\n"
       " \"configs\": [",
-      prop.name, sms, reps, counted, kCycles, kClock);
+      prop.name, sms, chip ? "chip" : "few", reps, counted, kCycles, kClock);
   bool first = true;
   try {
     for (const Variant& v : variants) {
-      const int ctas = v.tile_n == 64 ? sms / 4 : 2048 / v.tile_n; // W at most 17 MB at the deeper run: L2-resident
-      const int k1 = 8 * kStageK, k2 = 64 * kStageK;
-      const Timing t1 = time_launches(v, k1, ctas, sms, reps, counted);
-      const Timing t2 = time_launches(v, k2, ctas, sms, reps, counted);
+      // few: W at most 17 MB at the deeper run. chip: one tile an SM, as near square as the SM count divides.
+      int cols = v.tile_n == 64 ? sms / 4 : 2048 / v.tile_n, rows = 1;
+      if (chip) {
+        for (cols = static_cast<int>(std::sqrt(double(sms))); sms % cols != 0; --cols) {}
+        rows = sms / cols;
+      }
+      const int k2_stages = chip ? std::min(64, static_cast<int>(24.0 * (1 << 20) / stage_bytes(v, rows, cols))) : 64;
+      const int k1 = 8 * kStageK, k2 = k2_stages * kStageK;
+      const int ctas = rows * cols;
+      const Timing t1 = time_launches(v, k1, rows, cols, sms, reps, counted);
+      const Timing t2 = time_launches(v, k2, rows, cols, sms, reps, counted);
       const int extra = (k2 - k1) / kStageK;
       const double ns = (t2.ms - t1.ms) * 1e6 / extra;
       std::printf(
           "%s\n  {\"scheme\": \"%s\", \"tile_m\": %d, \"tile_n\": %d, \"tile_k\": %d, \"stages\": %d, \"ctas\": %d, "
-          "\"k1\": %d, \"k2\": %d, \"ms_k1\": %.5f, \"ms_k2\": %.5f, \"ns_per_stage\": %.1f",
-          first ? "" : ",", v.scheme, v.tile_m, v.tile_n, kStageK, v.stages, ctas, k1, k2, t1.ms, t2.ms, ns);
+          "\"rows\": %d, \"grid\": %d, \"k1\": %d, \"k2\": %d, \"l2_bytes_k2\": %.0f, \"ms_k1\": %.5f, \"ms_k2\": %.5f, "
+          "\"ns_per_stage\": %.1f",
+          first ? "" : ",", v.scheme, v.tile_m, v.tile_n, kStageK, v.stages, ctas, rows, t2.grid, k1, k2,
+          stage_bytes(v, rows, cols) * k2_stages, t1.ms, t2.ms, ns);
       if (counted > 0)
         std::printf(", \"cycles_k1\": %.0f, \"cycles_k2\": %.0f, \"clock_mhz_k1\": %.0f, \"clock_mhz_k2\": %.0f, "
                     "\"cycles_per_stage\": %.1f",
