@@ -13,7 +13,8 @@
 // epilogue cancel. --ctas chip instead runs one tile per SM on every SM (rows x columns of tiles, e.g.
 // 12 x 11 on 132 SMs, so W and X stay L2-resident at depth; the deeper run has at most 64 stages and at most
 // 24 MiB of W and X read, `l2_bytes_k2`): the same stage with the whole chip's clock and L2 paths busy,
-// as in a GEMM, but no DRAM (kernels/mxfp8/NOTES.md, "The stage with the whole chip busy"). Launches of the same problems are then counted with CUPTI's range profiler (--counted of them
+// as in a GEMM, but no DRAM (kernels/mxfp8/NOTES.md, "The stage with the whole chip busy"); the profiles'
+// mxfp8_stage_ns come from these runs since the eighth call. Launches of the same problems are then counted with CUPTI's range profiler (--counted of them
 // at each depth; --counted 0 skips it and leaves the cycle fields out): sm__cycles_elapsed.max, the SM
 // cycles the launch spans, gives cycles_per_stage the same way
 // ((c(K2) - c(K1)) / 56, medians), whatever clock the launch ran at, and
