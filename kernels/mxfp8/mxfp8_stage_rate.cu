@@ -4,20 +4,19 @@
 // from DRAM. The simulator's mxfp8_gemm model charges this per K step (sim/src/mxfp8_gemm_model.cpp);
 // no dataset shape is used.
 //
-// Per variant, by default (--ctas few): one tile row of tokens and a few SMs' worth of tile columns (16 CTAs of 128 x 128
-// for promote, dequantize (clusters of two), transposed 128 x 128, xpass and xpass_f16 (its 16-token tile too), 8 of
-// xpass_f16's 128 x 256; 33 of tile_tokens x 64 for
-// transposed), run at two depths, 8 and 64 stages, with every operand L2-resident (W at most 17 MB at the deeper
-// one; five warm-up launches), CUDA events around each launch, median of --reps. The 56 extra
-// stages of the deeper run cost (t(K2) - t(K1)) / 56 per CTA; the launch, the first loads and the
-// epilogue cancel. --ctas chip instead runs one tile per SM on every SM (rows x columns of tiles, e.g.
-// 12 x 11 on 132 SMs, so W and X stay L2-resident at depth; the deeper run has at most 64 stages and at most
-// 24 MiB of W and X read, `l2_bytes_k2`): the same stage with the whole chip's clock and L2 paths busy,
-// as in a GEMM, but no DRAM (kernels/mxfp8/NOTES.md, "The stage with the whole chip busy"); the profiles'
-// mxfp8_stage_ns come from these runs since the eighth call. Launches of the same problems are then counted with CUPTI's range profiler (--counted of them
-// at each depth; --counted 0 skips it and leaves the cycle fields out): sm__cycles_elapsed.max, the SM
-// cycles the launch spans, gives cycles_per_stage the same way
-// ((c(K2) - c(K1)) / 56, medians), whatever clock the launch ran at, and
+// Per variant, by default (--ctas few): one tile row of tokens and a few SMs' worth of tile columns (16 CTAs
+// of 128 x 128 for promote, dequantize (clusters of two), transposed 128 x 128, xpass and xpass_f16 (its 16-token
+// tile too), 8 of xpass_f16's 128 x 256; 33 of tile_tokens x 64 for transposed), run at two depths, 8 and 64
+// stages, with every operand L2-resident (W at most 17 MB at the deeper one; five warm-up launches), CUDA events
+// around each launch, median of --reps. The extra stages of the deeper run (56) cost (t(K2) - t(K1)) / 56 per
+// CTA; the launch, the first loads and the epilogue cancel. --ctas chip instead runs one tile on every SM (rows x
+// columns of tiles, 12 x 11 on 132 SMs, so W and X stay L2-resident at depth: the deeper run has at most 64
+// stages and at most 24 MiB of W and X read, `l2_bytes_k2`): the same stage with the whole chip's clock and L2
+// paths busy, as in a GEMM, but no DRAM (kernels/mxfp8/NOTES.md, "The stage with the whole chip busy"); the
+// profiles' mxfp8_stage_ns come from these runs since the eighth call. Launches of the same problems are then
+// counted with CUPTI's range profiler (--counted of them at each depth; --counted 0 skips it and leaves the
+// cycle fields out): sm__cycles_elapsed.max, the SM cycles the launch spans, gives cycles_per_stage the same
+// way ((c(K2) - c(K1)) over the extra stages, medians), whatever clock the launch ran at, and
 // sm__cycles_elapsed.avg.per_second the clock, the metric tilesim-measure records for every dataset
 // configuration and the simulator replays at. The profile keeps the time (mxfp8_stage_ns), which the
 // model charges at the clock it replays at: charged as these cycles instead, the MXFP8 dataset's
@@ -176,7 +175,8 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--counted") && i + 1 < argc && (value > 0 || !std::strcmp(argv[i + 1], "0")))
       counted = value;
     else {
-      std::fprintf(stderr, "mxfp8_stage_rate: bad option %s; use --reps N (N >= 1), --counted N (N >= 0) and --ctas few|chip\n",
+      std::fprintf(stderr,
+                   "mxfp8_stage_rate: bad option %s; use --reps N (N >= 1), --counted N (N >= 0) and --ctas few|chip\n",
                    argv[i]);
       return 1;
     }
@@ -224,8 +224,8 @@ int main(int argc, char** argv) {
       const double ns = (t2.ms - t1.ms) * 1e6 / extra;
       std::printf(
           "%s\n  {\"scheme\": \"%s\", \"tile_m\": %d, \"tile_n\": %d, \"tile_k\": %d, \"stages\": %d, \"ctas\": %d, "
-          "\"rows\": %d, \"grid\": %d, \"k1\": %d, \"k2\": %d, \"l2_bytes_k2\": %.0f, \"ms_k1\": %.5f, \"ms_k2\": %.5f, "
-          "\"ns_per_stage\": %.1f",
+          "\"rows\": %d, \"grid\": %d, \"k1\": %d, \"k2\": %d, \"l2_bytes_k2\": %.0f, \"ms_k1\": %.5f, "
+          "\"ms_k2\": %.5f, \"ns_per_stage\": %.1f",
           first ? "" : ",", v.scheme, v.tile_m, v.tile_n, kStageK, v.stages, ctas, rows, t2.grid, k1, k2,
           stage_bytes(v, rows, cols) * k2_stages, t1.ms, t2.ms, ns);
       if (counted > 0)
