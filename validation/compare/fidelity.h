@@ -78,7 +78,7 @@ SplitScore score(const std::vector<ConfigurationError>& rows, bool held_back, co
 // Names of the bars `s` misses; empty when it meets them all.
 std::vector<std::string> missed_bars(const SplitScore& s, const FidelityBars& bars);
 
-// The fixed split rule: a configuration is held back when the FNV-1a hash of its file stem is
+// The fixed split rule: a configuration is held back when the FNV-1a-style hash of its file stem is
 // 0 modulo 3 (README.md, "Validation"). It depends on the name alone, never on the errors.
 bool is_held_back(const std::string& id);
 
