@@ -7,6 +7,7 @@
 #include "kernels/mxfp8/mxfp8_transposed_xpass_f16_kernel.cuh"
 #include "kernels/mxfp8/mxfp8_transposed_xpass_f16_wide_kernel.cuh"
 #include "kernels/mxfp8/mxfp8_transposed_xpass_kernel.cuh"
+#include "models/mxfp8_xpass_tiles.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -89,13 +90,12 @@ int most_stages(int tile_tokens, int tile_channels, int step, XForm x_form = XFo
 std::string unsupported_reason(int tile_m, int tile_n, int tile_k, int stages, XForm x_form) {
   if (x_form != XForm::fp8) {
     const std::string scheme = x_form == XForm::bf16 ? "xpass" : "xpass_f16", x_type = x_form == XForm::bf16 ? "bf16" : "f16";
-    const bool f16_tokens = tile_m == 16 || tile_m == 32 || tile_m == 64 || tile_m == 128;
-    const bool f16_wide = tile_m == XPassF16WideShape::block_tokens && tile_n == XPassF16WideShape::channels;
-    if (x_form == XForm::f16 && !f16_wide && (!f16_tokens || tile_n != XPassShape::channels))
+    const bool built = xpass_tile_built(x_form == XForm::f16, tile_m, tile_n);
+    if (x_form == XForm::f16 && !built)
       return "tile " + std::to_string(tile_m) + " x " + std::to_string(tile_n) +
              " is not supported by the xpass_f16 scheme; use tile_m 16, 32, 64 or 128 (wgmma's N) and tile_n 128 (two "
              "consumers of 64 channels), or 128 x 256 (two consumers of 128 channels)";
-    if (x_form == XForm::bf16 && (tile_m != XPassShape::block_tokens || tile_n != XPassShape::channels))
+    if (x_form == XForm::bf16 && !built)
       return "tile " + std::to_string(tile_m) + " x " + std::to_string(tile_n) + " is not supported by the " + scheme +
              " scheme; use tile_m 128 and tile_n 128 (two consumers of 64 channels)";
     if (tile_k != kBlockK)

@@ -29,6 +29,7 @@
 // blocks' scales), as the kernels' scale warps (transposed: consumers) read them.
 #include "sim/kernel_model.h"
 
+#include "models/mxfp8_xpass_tiles.h"
 #include "models/spec_error.h"
 #include "sim/device_heap.h"
 
@@ -107,12 +108,7 @@ public:
     case BlockScaleScheme::xpass:
     case BlockScaleScheme::xpass_f16: { // f16 wgmma: bf16's rate
       const bool f16 = spec.block_scale.scheme == BlockScaleScheme::xpass_f16;
-      // xpass_f16's tile is 128 channels x 16, 32, 64 or 128 tokens (XPassF16Shape), or 128 tokens x 256 channels
-      // (XPassF16WideShape); xpass's 128 x 128 only.
-      const bool tokens = spec.tile.m == 128 || (f16 && (spec.tile.m == 16 || spec.tile.m == 32 || spec.tile.m == 64));
-      const bool f16_wide = f16 && spec.tile.m == 128 && spec.tile.n == 2 * kWideChannels;
-      const bool built = (tokens && spec.tile.n == kWideChannels) || f16_wide;
-      if (!built || spec.tile.k != kStageK)
+      if (!xpass_tile_built(f16, spec.tile.m, spec.tile.n) || spec.tile.k != kStageK)
         throw SpecError(spec.source, "tile", "is " + std::to_string(spec.tile.m) + "x" + std::to_string(spec.tile.n) +
                                                "x" + std::to_string(spec.tile.k) + ", which the " +
                                                to_string(spec.block_scale.scheme) + " scheme's kernel is not built for",
